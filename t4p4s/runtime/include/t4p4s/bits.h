@@ -1,0 +1,102 @@
+/* Bit-exact access to big-endian (network order) fields in byte arrays.
+ *
+ * Headers live in generated code in wire format ("uint8_t b[N]"), so a field
+ * read is a load + byte swap + shift/mask at a compile-time constant offset.
+ * The generated code calls these with constant arguments; the compiler
+ * folds the branches away. Widths up to 64 bits; wider fields are copied as
+ * bytes (t4p4s_copy_bits). */
+#ifndef T4P4S_BITS_H
+#define T4P4S_BITS_H
+
+#include <stdint.h>
+#include <string.h>
+#include <rte_byteorder.h>
+#include <rte_common.h>
+
+static __rte_always_inline uint64_t
+t4p4s_load_be64(const uint8_t *p, unsigned nbytes)
+{
+	/* nbytes in 1..8: the first nbytes bytes as a big-endian number */
+	uint64_t v = 0;
+	memcpy((uint8_t *)&v + (8 - nbytes), p, nbytes);
+	return rte_be_to_cpu_64(v);
+}
+
+static __rte_always_inline void
+t4p4s_store_be64(uint8_t *p, unsigned nbytes, uint64_t v)
+{
+	uint64_t be = rte_cpu_to_be_64(v);
+	memcpy(p, (const uint8_t *)&be + (8 - nbytes), nbytes);
+}
+
+static __rte_always_inline uint64_t
+t4p4s_mask64(unsigned width)
+{
+	return width >= 64 ? UINT64_MAX : ((UINT64_C(1) << width) - 1);
+}
+
+/* Field of `width` bits starting `bit_offset` bits after `p` (bit 0 is the
+ * most significant bit of p[0], as P4 lays out headers). width <= 64 and
+ * bit_offset % 8 + width <= 64. */
+static __rte_always_inline uint64_t
+t4p4s_get_bits(const uint8_t *p, unsigned bit_offset, unsigned width)
+{
+	const uint8_t *q = p + bit_offset / 8;
+	unsigned lead = bit_offset % 8;
+	unsigned nbytes = (lead + width + 7) / 8;
+	uint64_t v = t4p4s_load_be64(q, nbytes);
+	return (v >> (nbytes * 8 - lead - width)) & t4p4s_mask64(width);
+}
+
+static __rte_always_inline void
+t4p4s_set_bits(uint8_t *p, unsigned bit_offset, unsigned width, uint64_t value)
+{
+	uint8_t *q = p + bit_offset / 8;
+	unsigned lead = bit_offset % 8;
+	unsigned nbytes = (lead + width + 7) / 8;
+	unsigned shift = nbytes * 8 - lead - width;
+	uint64_t mask = t4p4s_mask64(width) << shift;
+	uint64_t v = t4p4s_load_be64(q, nbytes);
+	v = (v & ~mask) | ((value << shift) & mask);
+	t4p4s_store_be64(q, nbytes, v);
+}
+
+/* Copy `width` bits between bit positions of two byte arrays (for fields
+ * wider than 64 bits and for bit-packed hash/checksum inputs). */
+static inline void
+t4p4s_copy_bits(uint8_t *dst, unsigned dst_bit, const uint8_t *src,
+		unsigned src_bit, unsigned width)
+{
+	if (dst_bit % 8 == 0 && src_bit % 8 == 0 && width % 8 == 0) {
+		memcpy(dst + dst_bit / 8, src + src_bit / 8, width / 8);
+		return;
+	}
+	while (width > 0) {
+		unsigned chunk = width > 56 ? 56 : width;
+		t4p4s_set_bits(dst, dst_bit, chunk,
+			       t4p4s_get_bits(src, src_bit, chunk));
+		dst_bit += chunk;
+		src_bit += chunk;
+		width -= chunk;
+	}
+}
+
+/* Truncate v to `width` bits (P4's wrap-around for bit<W>). */
+static __rte_always_inline uint64_t
+t4p4s_wrap(uint64_t v, unsigned width)
+{
+	return v & t4p4s_mask64(width);
+}
+
+/* Sign-extend a `width`-bit two's complement value (int<W>). */
+static __rte_always_inline int64_t
+t4p4s_sext(uint64_t v, unsigned width)
+{
+	if (width >= 64)
+		return (int64_t)v;
+	uint64_t m = UINT64_C(1) << (width - 1);
+	v &= t4p4s_mask64(width);
+	return (int64_t)((v ^ m) - m);
+}
+
+#endif
