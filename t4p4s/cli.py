@@ -1,0 +1,115 @@
+"""The `t4p4s` command line: compile, stf, run, p4info.
+
+Every failure the user can cause (a bad program, a failing STF test, a
+missing file) ends in a message on stderr and a non-zero exit, never in a
+Python traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from t4p4s.stf.compile_cache import DEFAULT_CACHE_ROOT, compile_cached
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def _compile(args) -> int:
+    from t4p4s import driver
+    result = driver.compile_program(args.program, args.output,
+                                    include_dirs=args.include or None, build=not args.no_build)
+    print(f"P4Info (binary): {result.p4info_binary_path}")
+    print(f"P4Info (text):   {result.p4info_text_path}")
+    print(f"C source:        {result.c_path}")
+    if not args.no_build:
+        print(f"executable:      {result.executable_path}")
+    return 0
+
+
+def _stf(args) -> int:
+    from t4p4s.stf.runner import run_stf_file
+    outcome = run_stf_file(args.program, args.test, cache_root=args.output,
+                           include_dirs=args.include, verbose=args.verbose, keep=args.keep)
+    if outcome.passed:
+        print(f"PASS {args.test}")
+        return 0
+    print(f"FAIL {args.test}", file=sys.stderr)
+    for failure in outcome.failures:
+        print(failure, file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def _run(args) -> int:
+    build = compile_cached(args.program, args.output, args.include)
+    options = args.options[1:] if args.options[:1] == ["--"] else args.options
+    executable = str(build.executable_path)
+    sys.stdout.flush()
+    os.execv(executable, [executable, *options])
+
+
+def _p4info(args) -> int:
+    build = compile_cached(args.program, args.output, args.include, build=False)
+    sys.stdout.write(Path(build.p4info_text_path).read_text())
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="t4p4s", description="P4-16 (v1model) compiler to DPDK executables, and its test tools.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name, handler, help_text):
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("program", metavar="PROGRAM.p4")
+        sub.add_argument("-I", dest="include", action="append", default=[], metavar="DIR",
+                         help="add DIR to the #include search path (repeatable)")
+        sub.set_defaults(handler=handler)
+        return sub
+
+    sub = add("compile", _compile, "compile a program: P4Info, C, and the DPDK executable")
+    sub.add_argument("-o", dest="output", required=True, metavar="DIR", help="output directory")
+    sub.add_argument("--no-build", action="store_true", help="write P4Info and C only")
+
+    sub = add("stf", _stf, "run an STF test against the compiled program")
+    sub.add_argument("test", metavar="TEST.stf")
+    sub.add_argument("-o", dest="output", default=DEFAULT_CACHE_ROOT, metavar="DIR",
+                     help=f"build cache directory (default {DEFAULT_CACHE_ROOT})")
+    sub.add_argument("-v", dest="verbose", action="store_true",
+                     help="print every command and packet as it runs")
+    sub.add_argument("--keep", action="store_true",
+                     help="keep the run directory (runtime log, captured pcaps)")
+
+    sub = add("run", _run, "compile if needed, then run the executable with the given options")
+    sub.add_argument("-o", dest="output", default=DEFAULT_CACHE_ROOT, metavar="DIR",
+                     help=f"build cache directory (default {DEFAULT_CACHE_ROOT})")
+    sub.add_argument("options", nargs=argparse.REMAINDER,
+                     help="-- then EAL options, -- and application options")
+
+    sub = add("p4info", _p4info, "print the program's P4Info (text format)")
+    sub.add_argument("-o", dest="output", default=DEFAULT_CACHE_ROOT, metavar="DIR",
+                     help=f"build cache directory (default {DEFAULT_CACHE_ROOT})")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    from t4p4s.stf.parser import StfError
+    try:
+        from t4p4s.diagnostics import CompileError
+    except ImportError as missing:
+        print(f"t4p4s: the compiler is not installed completely: {missing}", file=sys.stderr)
+        return EXIT_FAILURE
+    try:
+        return args.handler(args)
+    except CompileError as error:
+        print(str(error), file=sys.stderr)
+    except StfError as error:
+        print(f"t4p4s: {error}", file=sys.stderr)
+    except FileNotFoundError as error:
+        print(f"t4p4s: {error}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("t4p4s: interrupted", file=sys.stderr)
+    return EXIT_FAILURE

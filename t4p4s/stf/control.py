@@ -1,0 +1,138 @@
+"""A client for the compiled executable's --control socket (JSON lines),
+and the process wrapper that starts an executable and waits until it
+answers. Used by the STF runner and the tests."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from t4p4s.stf.parser import StfError
+
+
+def parse_json_int(value) -> int:
+    """Integers in the control protocol: JSON numbers or "0x1f"/"31" strings."""
+    if isinstance(value, bool):
+        raise ValueError(f"not an integer: {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return int(value, 0)
+    raise ValueError(f"not an integer: {value!r}")
+
+
+class ControlError(StfError):
+    """The runtime answered {"ok": false, ...}."""
+
+    def __init__(self, request: dict, reply: dict):
+        self.request, self.reply = request, reply
+        super().__init__(f"{request.get('cmd')} failed: {reply.get('error', '?')}: "
+                         f"{reply.get('message', '')} (request {json.dumps(request)})")
+
+
+class ControlClient:
+    def __init__(self, path, timeout: float = 10.0):
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(self.path)
+        self._pending = b""
+
+    def request(self, request: dict) -> dict:
+        """One request, one reply; raises ControlError on {"ok": false}."""
+        reply = self.raw(json.dumps(request))
+        if not reply.get("ok"):
+            raise ControlError(request, reply)
+        return reply
+
+    def raw(self, line: str) -> dict:
+        """Send one line as is (tests send malformed ones) and parse the reply."""
+        self.sock.sendall(line.encode() + b"\n")
+        while b"\n" not in self._pending:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise StfError(f"control socket {self.path} closed by the runtime")
+            self._pending += chunk
+        reply, self._pending = self._pending.split(b"\n", 1)
+        try:
+            return json.loads(reply)
+        except json.JSONDecodeError:
+            raise StfError(f"the runtime replied with invalid JSON: {reply[:200]!r}") from None
+
+    def close(self):
+        self.sock.close()
+
+
+class RuntimeProcess:
+    """A compiled executable running with a control socket. Always stop()
+    it (it polls at 100% CPU); stop() is safe to call twice."""
+
+    def __init__(self, executable, eal_args, app_args, run_dir, startup_timeout=30.0):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.control_path = self.run_dir / "control.sock"
+        self.log_path = self.run_dir / "runtime.log"
+        self.control_path.unlink(missing_ok=True)
+        self.argv = [str(executable), *eal_args, "--",
+                     "--control", str(self.control_path), *app_args]
+        self._log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(self.argv, stdout=self._log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True)
+        self.control: ControlClient | None = None
+        try:
+            self._connect(startup_timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _connect(self, timeout: float):
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise StfError(f"the runtime exited with status {self.process.returncode} "
+                               f"during startup:\n{self.log_tail()}")
+            if self.control_path.exists():
+                try:
+                    self.control = ControlClient(self.control_path)
+                    self.control.request({"cmd": "ping"})
+                    return
+                except OSError:
+                    self.control = None
+            if time.monotonic() > deadline:
+                raise StfError(f"the runtime did not answer on {self.control_path} within "
+                               f"{timeout:.0f} s:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def request(self, request: dict) -> dict:
+        return self.control.request(request)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def log_tail(self, lines: int = 30) -> str:
+        self._log.flush()
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join("    " + line for line in text[-lines:])
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGTERM (a clean exit flushes and writes --stats-json), then SIGKILL."""
+        if self.control:
+            self.control.close()
+            self.control = None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self._log.close()
+        self.control_path.unlink(missing_ok=True)
+        return self.process.returncode
