@@ -210,6 +210,16 @@ class DefaultExpr(Expression):
 
 
 @dataclass(eq=False)
+class ConstructorCall(Expression):
+    """``MyParser()`` or ``E<T>(args)`` written as an expression (the blocks
+    passed to ``V1Switch(...)``); ``type`` is the instantiated type
+    (TypeParser / TypeControl / TypeExtern), ``type_args`` bind its type
+    parameters, ``args`` are constructor arguments (list[Argument])."""
+    args: list
+    type_args: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class Argument(Node):
     """A call argument; ``name`` for named arguments (``f(x = 1)``), and
     ``value`` None for a don't-care ``_`` out argument."""
