@@ -1,0 +1,100 @@
+"""Small C helpers every generated program carries (static inline, so
+unused ones cost nothing).  They keep P4's total semantics where C has
+undefined behaviour: shifts by >= 64, division by zero, out-of-range stack
+indices."""
+
+HELPERS_C = r"""
+/* P4 wrap-around shift: shifting by the width or more gives 0. */
+static __rte_always_inline uint64_t
+p4_shl(uint64_t v, uint64_t n, unsigned width)
+{
+	return n >= width ? 0 : t4p4s_wrap(v << n, width);
+}
+
+static __rte_always_inline uint64_t
+p4_shr(uint64_t v, uint64_t n, unsigned width)
+{
+	return n >= width ? 0 : v >> n;
+}
+
+/* Arithmetic shift of a signed int<width> value. */
+static __rte_always_inline uint64_t
+p4_sshr(uint64_t v, uint64_t n, unsigned width)
+{
+	int64_t s = t4p4s_sext(v, width);
+	return t4p4s_wrap((uint64_t)(s >> (n >= 63 ? 63 : n)), width);
+}
+
+/* Division by zero is a P4 program error; the target must not crash. */
+static __rte_always_inline uint64_t
+p4_div(uint64_t a, uint64_t b)
+{
+	return b ? a / b : 0;
+}
+
+static __rte_always_inline uint64_t
+p4_mod(uint64_t a, uint64_t b)
+{
+	return b ? a % b : 0;
+}
+
+static __rte_always_inline uint64_t
+p4_add_sat(uint64_t a, uint64_t b, unsigned width)
+{
+	uint64_t r = a + b;
+	uint64_t max = t4p4s_mask64(width);
+	return (r > max || r < a) ? max : r;
+}
+
+static __rte_always_inline uint64_t
+p4_sub_sat(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static __rte_always_inline uint64_t
+p4_sadd_sat(uint64_t a, uint64_t b, unsigned width)
+{
+	int64_t max = (int64_t)(t4p4s_mask64(width) >> 1), min = -max - 1;
+	int64_t r;
+	if (__builtin_add_overflow(t4p4s_sext(a, width), t4p4s_sext(b, width), &r))
+		r = t4p4s_sext(a, width) < 0 ? min : max;
+	r = r > max ? max : r < min ? min : r;
+	return t4p4s_wrap((uint64_t)r, width);
+}
+
+static __rte_always_inline uint64_t
+p4_ssub_sat(uint64_t a, uint64_t b, unsigned width)
+{
+	int64_t max = (int64_t)(t4p4s_mask64(width) >> 1), min = -max - 1;
+	int64_t r;
+	if (__builtin_sub_overflow(t4p4s_sext(a, width), t4p4s_sext(b, width), &r))
+		r = t4p4s_sext(a, width) < 0 ? min : max;
+	r = r > max ? max : r < min ? min : r;
+	return t4p4s_wrap((uint64_t)r, width);
+}
+
+/* Equality of two bit strings of `width` bits (any alignment, any width). */
+static inline bool
+p4_bits_equal(const uint8_t *a, unsigned a_bit, const uint8_t *b,
+	      unsigned b_bit, unsigned width)
+{
+	while (width > 0) {
+		unsigned chunk = width > 56 ? 56 : width;
+		if (t4p4s_get_bits(a, a_bit, chunk) != t4p4s_get_bits(b, b_bit, chunk))
+			return false;
+		a_bit += chunk;
+		b_bit += chunk;
+		width -= chunk;
+	}
+	return true;
+}
+
+/* A run-time header stack index: out-of-range reads and writes use the
+ * last element instead of memory outside the stack. */
+static __rte_always_inline uint32_t
+p4_stack_index(uint64_t i, uint32_t size)
+{
+	return i < size ? (uint32_t)i : size - 1;
+}
+"""
