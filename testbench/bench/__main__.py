@@ -1,0 +1,5 @@
+import sys
+
+from testbench.bench.run import main
+
+sys.exit(main())

@@ -1,0 +1,107 @@
+"""The three views of one benchmark run: a printed table, bench.json and
+bench.png."""
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from testbench.bench.machine import Machine
+from testbench.bench.sample import Measurement
+
+L2FWD_TARGET_RATIO = 0.5   # our compiled L2 forward vs testpmd macswap
+
+
+def ratio_to_baseline(measurement: Measurement, by_name: dict[str, Measurement]) -> float | None:
+    baseline = by_name.get(measurement.baseline) if measurement.baseline else None
+    if baseline is None or not measurement.median_pps or not baseline.median_pps:
+        return None
+    return measurement.median_pps / baseline.median_pps
+
+
+def _fmt(value: float | None, pattern: str) -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def print_table(measurements: list[Measurement], machine: Machine, console: Console) -> None:
+    by_name = {m.name: m for m in measurements}
+    table = Table(title=f"one forwarding lcore, {machine.cpu_model}, TSC {machine.tsc_hz / 1e9:.2f} GHz, "
+                        f"DPDK {machine.dpdk_version}")
+    for column, justify in (("workload", "left"), ("Mpps", "right"), ("cycles/pkt", "right"),
+                            ("ratio", "right"), ("baseline", "left"), ("runs", "right")):
+        table.add_column(column, justify=justify, no_wrap=True)
+    for m in measurements:
+        ratio = ratio_to_baseline(m, by_name)
+        table.add_row(m.name, _fmt(m.mpps, "{:.2f}"), _fmt(m.cycles_per_packet(machine.tsc_hz), "{:.1f}"),
+                      _fmt(ratio, "{:.0%}"), m.baseline or "-", str(len(m.samples)))
+    console.print(table)
+    for m in measurements:
+        console.print(f"  {m.name}: {m.description}")
+        if m.skipped:
+            console.print(f"    [red]not measured: {m.skipped}[/]")
+
+
+def l2fwd_verdict(measurements: list[Measurement]) -> dict:
+    by_name = {m.name: m for m in measurements}
+    l2fwd = by_name.get("l2fwd_null")
+    ratio = ratio_to_baseline(l2fwd, by_name) if l2fwd else None
+    return {"measurement": "l2fwd_null", "baseline": "testpmd_macswap_null",
+            "target_ratio": L2FWD_TARGET_RATIO, "ratio": ratio,
+            "met": ratio is not None and ratio >= L2FWD_TARGET_RATIO}
+
+
+def write_json(path: Path, measurements: list[Measurement], machine: Machine, settings: dict) -> None:
+    by_name = {m.name: m for m in measurements}
+    document = {
+        "machine": machine.as_json(),
+        "settings": settings,
+        "rate_definition": "packets received (and forwarded) per second, summed over all ports, "
+                           "by one forwarding lcore; median over the runs",
+        "measurements": [{
+            "name": m.name,
+            "description": m.description,
+            "mpps": m.mpps,
+            "cycles_per_packet": m.cycles_per_packet(machine.tsc_hz),
+            "baseline": m.baseline,
+            "ratio_to_baseline": ratio_to_baseline(m, by_name),
+            "skipped": m.skipped,
+            "runs": [{"mpps": s.pps / 1e6, "cycles_per_packet": s.cycles_per_packet,
+                      "command": s.command, **s.detail} for s in m.samples],
+        } for m in measurements],
+        "l2fwd_target": l2fwd_verdict(measurements),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def write_png(path: Path, measurements: list[Measurement], machine: Machine) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by_name = {m.name: m for m in measurements}
+    names = [m.name for m in measurements]
+    rates = [m.mpps or 0.0 for m in measurements]
+    figure, axes = plt.subplots(figsize=(9, 0.8 * len(measurements) + 1.6))
+    bars = axes.barh(names, rates, color=["#888888" if m.name.startswith("testpmd") else "#2a6fbb"
+                                          for m in measurements])
+    axes.invert_yaxis()
+    axes.set_xlabel("Mpps, one forwarding lcore (median of runs)")
+    axes.set_title(f"{machine.cpu_model}, TSC {machine.tsc_hz / 1e9:.2f} GHz, DPDK {machine.dpdk_version}")
+    right = max(rates, default=1.0) or 1.0
+    axes.set_xlim(0, right * 1.45)
+    for bar, m in zip(bars, measurements):
+        if m.mpps is None:
+            label = f"not measured: {m.skipped}"[:60]
+        else:
+            label = f"{m.mpps:.1f} Mpps, {m.cycles_per_packet(machine.tsc_hz):.0f} cycles/pkt"
+            ratio = ratio_to_baseline(m, by_name)
+            if ratio is not None:
+                label += f", {ratio:.0%} of {m.baseline}"
+        axes.text(bar.get_width() + right * 0.01, bar.get_y() + bar.get_height() / 2, label,
+                  va="center", fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

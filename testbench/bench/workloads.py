@@ -1,0 +1,112 @@
+"""What `make bench` measures. Each workload prepares once (compile, write
+traffic and entries) and is then measured once per repeat; the repeats are
+interleaved across workloads so that background load on the machine hits
+every workload alike."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from testbench.bench.compiled import compile_example, measure_compiled
+from testbench.bench.exact_entries import write_exact_entries
+from testbench.bench.sample import Sample
+from testbench.bench.testpmd import measure_testpmd
+from testbench.bench.traffic import distinct_keys_pcap
+
+N_EXACT_ENTRIES = 65_536
+NULL_PORTS = ("net_null0", "net_null1")
+
+
+@dataclass(frozen=True)
+class Settings:
+    lcore: int              # the one lcore that forwards, in every workload
+    control_lcore: int      # testpmd's main lcore (it only prints statistics)
+    duration_s: int         # run time of our executables
+    tsc_hz: float
+    build_dir: Path
+
+
+def _pcap_into_null_ports(pcap: Path) -> tuple[str, ...]:
+    # Port 0 replays the pcap forever (preloaded into mbufs, so disk reads
+    # do not limit the rate; its tx is dropped); port 1 only transmits.
+    return (f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0,no-rx=1")
+
+
+class Workload:
+    name: str
+    description: str
+    baseline: str | None = None
+
+    def prepare(self, settings: Settings) -> None:
+        """One-time work before the first repeat (compiling, traffic)."""
+
+    def measure(self, settings: Settings, repeat: int) -> Sample:
+        raise NotImplementedError
+
+
+class TestpmdMacswapNull(Workload):
+    name = "testpmd_macswap_null"
+    description = "dpdk-testpmd --forward-mode=macswap, 2 x net_null (reference)"
+
+    def measure(self, settings: Settings, repeat: int) -> Sample:
+        log = settings.build_dir / "logs" / f"{self.name}.{repeat}.log"
+        return measure_testpmd(settings.lcore, settings.control_lcore, NULL_PORTS, settings.tsc_hz, log)
+
+
+class CompiledWorkload(Workload):
+    program: str
+
+    def prepare(self, settings: Settings) -> None:
+        self.compiled = compile_example(self.program, settings.build_dir / "programs")
+
+    def vdevs(self, settings: Settings) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def entries(self) -> Path | None:
+        return None
+
+    def measure(self, settings: Settings, repeat: int) -> Sample:
+        return measure_compiled(Path(self.compiled.executable_path), settings.lcore,
+                                self.vdevs(settings), settings.duration_s, settings.tsc_hz,
+                                settings.build_dir / "runs" / f"{self.name}.{repeat}",
+                                entries=self.entries())
+
+
+class L2fwdNull(CompiledWorkload):
+    name = "l2fwd_null"
+    description = "t4p4s l2fwd.p4 (MAC swap), 2 x net_null"
+    baseline = TestpmdMacswapNull.name
+    program = "l2fwd"
+
+    def vdevs(self, settings: Settings) -> tuple[str, ...]:
+        return NULL_PORTS
+
+
+class L2fwdPcap(CompiledWorkload):
+    name = "l2fwd_pcap"
+    description = f"t4p4s l2fwd.p4, {N_EXACT_ENTRIES} distinct frames from net_pcap into net_null"
+    baseline = TestpmdMacswapNull.name
+    program = "l2fwd"
+
+    def vdevs(self, settings: Settings) -> tuple[str, ...]:
+        return _pcap_into_null_ports(distinct_keys_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
+
+
+class ExactTablePcap(CompiledWorkload):
+    name = "exact_65536_pcap"
+    description = f"t4p4s exact_table.p4, {N_EXACT_ENTRIES} entries, each hit once per pass, net_pcap into net_null"
+    baseline = L2fwdPcap.name
+    program = "exact_table"
+
+    def prepare(self, settings: Settings) -> None:
+        super().prepare(settings)
+        self.entries_path = write_exact_entries(Path(self.compiled.p4info_binary_path), N_EXACT_ENTRIES,
+                                                out_port=1, directory=settings.build_dir / "entries")
+
+    def vdevs(self, settings: Settings) -> tuple[str, ...]:
+        return _pcap_into_null_ports(distinct_keys_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
+
+    def entries(self) -> Path | None:
+        return self.entries_path
+
+
+ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, L2fwdPcap, ExactTablePcap)

@@ -1,0 +1,1 @@
+"""`make demo`: one P4 program from source to forwarded packets."""

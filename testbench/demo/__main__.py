@@ -1,0 +1,5 @@
+import sys
+
+from testbench.demo.run import main
+
+sys.exit(main())
