@@ -40,18 +40,29 @@ def _keyed_table(p4info: p4info_pb2.P4Info):
     return candidates[0]
 
 
+def _port_param(action):
+    ports = [p for p in action.params if p.bitwidth == _EGRESS_PORT_BITS]
+    return ports[0] if len(ports) == 1 else None
+
+
 def _forward_action(p4info: p4info_pb2.P4Info, table):
-    """The table's action taking only an egress port."""
+    """The table's action taking exactly one egress port parameter."""
     by_id = {a.preamble.id: a for a in p4info.actions}
     candidates = [by_id[ref.id] for ref in table.action_refs
-                  if ref.scope != p4info_pb2.ActionRef.DEFAULT_ONLY
-                  and len(by_id[ref.id].params) == 1
-                  and by_id[ref.id].params[0].bitwidth == _EGRESS_PORT_BITS]
+                  if ref.scope != p4info_pb2.ActionRef.DEFAULT_ONLY and _port_param(by_id[ref.id])]
     if len(candidates) != 1:
-        raise BenchError(f"table {table.preamble.name} must have exactly one action with a single "
+        raise BenchError(f"table {table.preamble.name} must have exactly one action with one "
                          f"bit<{_EGRESS_PORT_BITS}> port parameter; found "
                          f"{[a.preamble.name for a in candidates] or 'none'}")
     return candidates[0]
+
+
+def _action_params(action, out_port: int) -> dict:
+    """The port parameter sends to out_port; any other parameter (a MAC to
+    rewrite, say) gets a fixed non-zero value: the benchmark only needs the
+    action's work done, not particular values."""
+    port = _port_param(action)
+    return {p.name: out_port if p is port else 2 for p in action.params}
 
 
 def write_exact_entries(p4info_path: Path, n_keys: int, out_port: int, directory: Path) -> Path:
@@ -62,10 +73,11 @@ def write_exact_entries(p4info_path: Path, n_keys: int, out_port: int, directory
     field = table.match_fields[0]
     key_format = _KEY_FORMATS[field.bitwidth]
     action = _forward_action(p4info, table)
+    params = _action_params(action, out_port)
     commands = [{"cmd": "table_add", "table": table.preamble.name,
                  "match": {field.name: "0x" + _address_hex(key_format(key))},
                  "action": action.preamble.name,
-                 "params": {action.params[0].name: out_port}}
+                 "params": params}
                 for key in range(n_keys)]
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"exact_{n_keys}.json"

@@ -51,7 +51,8 @@ def l2fwd_verdict(measurements: list[Measurement]) -> dict:
             "met": ratio is not None and ratio >= L2FWD_TARGET_RATIO}
 
 
-def write_json(path: Path, measurements: list[Measurement], machine: Machine, settings: dict) -> None:
+def write_json(path: Path, measurements: list[Measurement], machine: Machine, settings: dict,
+               peers_not_measured: dict[str, str]) -> None:
     by_name = {m.name: m for m in measurements}
     document = {
         "machine": machine.as_json(),
@@ -70,6 +71,7 @@ def write_json(path: Path, measurements: list[Measurement], machine: Machine, se
                       "command": s.command, **s.detail} for s in m.samples],
         } for m in measurements],
         "l2fwd_target": l2fwd_verdict(measurements),
+        "peers_not_measured": peers_not_measured,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n")

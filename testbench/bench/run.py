@@ -14,7 +14,7 @@ from testbench.bench.dpdk import BenchError
 from testbench.bench.machine import describe_machine
 from testbench.bench.report import l2fwd_verdict, print_table, write_json, write_png
 from testbench.bench.sample import Measurement
-from testbench.bench.workloads import ALL_WORKLOADS, Settings
+from testbench.bench.workloads import ALL_WORKLOADS, PEERS_NOT_MEASURED, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     print_table(results, machine, console)
     json_path = args.results_dir / "bench.json"
     png_path = args.results_dir / "bench.png"
-    write_json(json_path, results, machine, run_settings)
+    write_json(json_path, results, machine, run_settings, PEERS_NOT_MEASURED)
     write_png(png_path, results, machine)
     console.print(f"wrote {json_path.relative_to(REPO_ROOT)} and {png_path.relative_to(REPO_ROOT)}")
 

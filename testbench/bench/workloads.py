@@ -110,3 +110,12 @@ class ExactTablePcap(CompiledWorkload):
 
 
 ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, L2fwdPcap, ExactTablePcap)
+
+# Peers considered for the comparison and why they are not measured
+# (recorded in bench.json so that a reader sees the omission).
+PEERS_NOT_MEASURED = {
+    "dpdk_swx_pipeline_l2fwd_macswp": (
+        "DPDK 22.11's SWX pipeline example turns its .spec into C and compiles that C at run time "
+        "('pipeline libbuild'), which includes rte_swx_pipeline_internal.h from the DPDK source tree; "
+        "Debian's libdpdk-dev does not install that header, so the example cannot run from packages"),
+}
