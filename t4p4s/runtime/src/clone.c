@@ -1,0 +1,53 @@
+#include <errno.h>
+
+#include <rte_mbuf.h>
+
+#include "clone.h"
+#include "runtime.h"
+
+/* bit 63: valid; bits 32..62: port; bits 0..31: truncate length */
+#define SESSION_VALID (UINT64_C(1) << 63)
+
+static uint64_t sessions[T4P4S_MAX_CLONE_SESSIONS];
+
+int32_t
+t4p4s_clone_session_port(uint32_t session, uint32_t *truncate)
+{
+	if (unlikely(session >= T4P4S_MAX_CLONE_SESSIONS))
+		return -1;
+	uint64_t s = __atomic_load_n(&sessions[session], __ATOMIC_RELAXED);
+	if (!(s & SESSION_VALID))
+		return -1;
+	*truncate = (uint32_t)s;
+	return (int32_t)((s & ~SESSION_VALID) >> 32);
+}
+
+int
+t4p4s_clone_session_set(uint32_t session, uint32_t port, uint32_t truncate)
+{
+	if (session >= T4P4S_MAX_CLONE_SESSIONS || port > INT32_MAX)
+		return -EINVAL;
+	uint64_t s = SESSION_VALID | ((uint64_t)port << 32) | truncate;
+	__atomic_store_n(&sessions[session], s, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+t4p4s_clone_session_clear(uint32_t session)
+{
+	if (session >= T4P4S_MAX_CLONE_SESSIONS)
+		return -EINVAL;
+	if (!(sessions[session] & SESSION_VALID))
+		return -ENOENT;
+	__atomic_store_n(&sessions[session], 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+struct rte_mbuf *
+t4p4s_clone_packet(struct t4p4s_lcore *lc, const struct rte_mbuf *m)
+{
+	struct rte_mbuf *copy = rte_pktmbuf_copy(m, lc->pool, 0, UINT32_MAX);
+	if (unlikely(copy == NULL))
+		lc->drops[T4P4S_DROP_CLONE_FAILED]++;
+	return copy;
+}

@@ -1,0 +1,131 @@
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "runtime.h"
+
+static void
+usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL options] -- [options]\n"
+		"  --control PATH      serve JSON control commands on a UNIX socket\n"
+		"  --entries FILE      apply a JSON array of control commands at start\n"
+		"  --stats-json FILE   write final statistics to FILE on exit\n"
+		"  --exit-on-idle MS   exit once all rx queues were empty for MS ms\n"
+		"                      (after at least one packet)\n"
+		"  --duration S        exit after S seconds\n"
+		"  --burst N           rx burst size, 1..%d (default 32)\n"
+		"  --governor POLICY   busy (default) or nap\n"
+		"  --log-msg           print log_msg() output\n",
+		prog, T4P4S_MAX_BURST);
+}
+
+static int
+parse_number(const char *opt, const char *arg, double min, double max,
+	     double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || v < min || v > max) {
+		fprintf(stderr, "error: %s: invalid value '%s' (expected a number in %g..%g)\n",
+			opt, arg, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
+       OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_LOG_MSG, OPT_HELP };
+
+int
+t4p4s_options_parse(int argc, char **argv, const char *prog,
+		    struct t4p4s_options *out)
+{
+	static const struct option longopts[] = {
+		{ "control", required_argument, NULL, OPT_CONTROL },
+		{ "entries", required_argument, NULL, OPT_ENTRIES },
+		{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
+		{ "exit-on-idle", required_argument, NULL, OPT_EXIT_ON_IDLE },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "burst", required_argument, NULL, OPT_BURST },
+		{ "governor", required_argument, NULL, OPT_GOVERNOR },
+		{ "log-msg", no_argument, NULL, OPT_LOG_MSG },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	double v;
+
+	memset(out, 0, sizeof(*out));
+	out->burst = 32;
+	out->governor = T4P4S_GOVERNOR_BUSY;
+
+	/* argv[0] is EAL's last consumed argument (or the program name) */
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		int c = getopt_long(argc, argv, ":", longopts, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case OPT_CONTROL:
+			out->control_path = optarg;
+			break;
+		case OPT_ENTRIES:
+			out->entries_path = optarg;
+			break;
+		case OPT_STATS_JSON:
+			out->stats_json_path = optarg;
+			break;
+		case OPT_EXIT_ON_IDLE:
+			if (parse_number("--exit-on-idle", optarg, 1, 1e9, &v) < 0)
+				goto bad;
+			out->exit_on_idle_ms = (uint64_t)v;
+			break;
+		case OPT_DURATION:
+			if (parse_number("--duration", optarg, 0.001, 1e7, &v) < 0)
+				goto bad;
+			out->duration_s = v;
+			break;
+		case OPT_BURST:
+			if (parse_number("--burst", optarg, 1, T4P4S_MAX_BURST, &v) < 0)
+				goto bad;
+			out->burst = (unsigned)v;
+			break;
+		case OPT_GOVERNOR:
+			if (t4p4s_governor_parse(optarg, &out->governor) < 0) {
+				fprintf(stderr, "error: --governor: unknown policy '%s' (busy or nap)\n",
+					optarg);
+				goto bad;
+			}
+			break;
+		case OPT_LOG_MSG:
+			out->log_msg = true;
+			break;
+		case OPT_HELP:
+			usage(prog);
+			return -1;
+		case ':':
+			fprintf(stderr, "error: option %s needs a value\n",
+				argv[optind - 1]);
+			goto bad;
+		default:
+			fprintf(stderr, "error: unknown option '%s'\n",
+				argv[optind - 1]);
+			goto bad;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "error: unexpected argument '%s'\n", argv[optind]);
+		goto bad;
+	}
+	return 0;
+bad:
+	usage(prog);
+	return -1;
+}

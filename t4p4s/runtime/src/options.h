@@ -1,0 +1,26 @@
+/* The executable's own options (after EAL's `--`). */
+#ifndef T4P4S_OPTIONS_H
+#define T4P4S_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "governor.h"
+
+struct t4p4s_options {
+	const char *control_path;   /* --control: UNIX socket, or NULL */
+	const char *entries_path;   /* --entries: JSON array of commands */
+	const char *stats_json_path;
+	uint64_t exit_on_idle_ms;   /* 0: never */
+	double duration_s;          /* 0: run until signalled */
+	unsigned burst;
+	enum t4p4s_governor_policy governor;
+	bool log_msg;
+};
+
+/* Parses argv (without the EAL part); on error prints why and the usage to
+ * stderr and returns -1. */
+int t4p4s_options_parse(int argc, char **argv, const char *prog,
+			struct t4p4s_options *out);
+
+#endif

@@ -1,0 +1,74 @@
+/* Exact-match tables: one rte_hash keyed by the key buffer, its data the
+ * entry pointer. Lock-free readers (RW_CONCURRENCY_LF); with it the hash
+ * does not recycle a deleted key's slot by itself: exact_remove() frees it
+ * after an RCU grace period. EXT_TABLE lets a
+ * table hold its full `size` (without it ~0.4% of inserts into a full
+ * table fail on bucket collisions). */
+#include <errno.h>
+#include <stdio.h>
+
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+
+#include "rcu.h"
+#include "tables.h"
+
+int
+exact_create(struct t4p4s_table *t)
+{
+	char name[RTE_HASH_NAMESIZE];
+	snprintf(name, sizeof(name), "t4p4s_exact%u", t->index);
+	struct rte_hash_parameters params = {
+		.name = name,
+		.entries = RTE_MAX(t->desc->size, 8u),
+		.key_len = t->key_size,
+		.hash_func = rte_hash_crc,
+		.hash_func_init_val = 0,
+		.socket_id = (int)rte_socket_id(),
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
+			      RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+	};
+	t->exact = rte_hash_create(&params);
+	return t->exact == NULL ? -ENOMEM : 0;
+}
+
+int
+exact_insert(struct t4p4s_table *t, struct table_record *r)
+{
+	int ret = rte_hash_add_key_data(t->exact, r->match, r->entry);
+	if (ret == -ENOSPC) {
+		/* slots of deleted keys may still wait for their grace period */
+		t4p4s_rcu_drain();
+		ret = rte_hash_add_key_data(t->exact, r->match, r->entry);
+	}
+	return ret;
+}
+
+void
+exact_replace(struct t4p4s_table *t, struct table_record *r)
+{
+	/* an existing key: rte_hash swaps the data pointer atomically */
+	rte_hash_add_key_data(t->exact, r->match, r->entry);
+}
+
+static void
+release_position(void *hash, void *position)
+{
+	rte_hash_free_key_with_position(hash, (int32_t)(intptr_t)position);
+}
+
+int
+exact_remove(struct t4p4s_table *t, struct table_record *r)
+{
+	int32_t pos = rte_hash_del_key(t->exact, r->match);
+	if (pos >= 0)
+		t4p4s_rcu_defer(release_position, t->exact,
+				(void *)(intptr_t)pos);
+	return 0;
+}
+
+void
+exact_free(struct t4p4s_table *t)
+{
+	rte_hash_free(t->exact);
+}
