@@ -232,14 +232,14 @@ def parse(text: str, smap: SourceMap) -> N.Program:
     try:
         tree = parser.parse(text)
     except lark.exceptions.UnexpectedInput as e:
-        raise CompileError.at(smap.locate(e.line, e.column), _syntax_message(parser, e))
+        raise CompileError.at(smap.locate(e.line, e.column), _syntax_message(parser, e)) from None
     builder = IRBuilder(smap, text)
     try:
         return builder.transform(tree)
     except lark.exceptions.VisitError as e:
         if isinstance(e.orig_exc, CompileError):
-            raise e.orig_exc
-        raise
+            raise e.orig_exc from None
+        raise e.orig_exc
 
 
 def _syntax_message(parser: lark.Lark, e) -> str:
@@ -666,7 +666,8 @@ class IRBuilder(Transformer):
         return ("entries", entries, self._src(meta), is_const is not None)
 
     def entry(self, meta, c):
-        _const, priority, keyset, action, annotations = c
+        lead, _const, priority, keyset, action, annotations = c
+        annotations = (lead or []) + (annotations or [])
         keys = keyset.elements if getattr(keyset, "is_tuple_keyset", False) else [keyset]
         entry = N.TableEntry(keys, action, None, annotations or [], src=self._src(meta))
         entry.priority_expr = priority
