@@ -77,7 +77,7 @@ class ExprGen:
     # ---- locations -----------------------------------------------------
 
     def locate(self, e: ir.Expression) -> Location:
-        if isinstance(e, _Located):
+        if isinstance(e, Located):
             return e.loc
         if isinstance(e, ir.PathExpr):
             c = self.bindings.get(id(e.decl))
@@ -157,7 +157,11 @@ class ExprGen:
                                   f"bit strings support copy, ==, !=, slices "
                                   f"and table keys)")
         if isinstance(e, ir.IntLiteral):
+            if isinstance(t, T.TypeBits):
+                return c_int(e.value & ((1 << t.width) - 1))
             return c_int(e.value)
+        if isinstance(e, Located):
+            return self.read(e.loc)
         if isinstance(e, ir.BoolLiteral):
             return "true" if e.value else "false"
         if isinstance(e, (ir.PathExpr, ir.ArrayIndex)):
@@ -400,7 +404,7 @@ class ExprGen:
         if isinstance(loc.type, T.TypeHeader):
             w.line(f"{loc.c}.valid = 1;")
         for name, value in pairs:
-            member = ir.Member(_Located(loc), name, type=_field_type(decl, name), src=rhs.src)
+            member = ir.Member(Located(loc), name, type=_field_type(decl, name), src=rhs.src)
             self.store(self.locate(member), value, w)
 
 
@@ -408,10 +412,11 @@ class _NotBits(Exception):
     """A slice of something that is not a byte-array bit string."""
 
 
-class _Located(ir.Expression):
-    """An already-located expression (used to address initializer fields)."""
+class Located(ir.Expression):
+    """An expression whose location is already known (initializer fields,
+    copy-out of temporaries)."""
 
-    def __init__(self, loc: Host):
+    def __init__(self, loc: Location):
         super().__init__(type=loc.type)
         self.loc = loc
 

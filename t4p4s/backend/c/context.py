@@ -1,0 +1,37 @@
+"""State shared by the C emitter's modules while generating one program."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from ...midend.v1model import V1ModelProgram
+from ..resources import Resources
+from .expressions import WideConstants
+from .types import CTypes
+
+DROP_PORT = 511
+
+# standard_metadata.instance_type values (bmv2 simple_switch)
+INSTANCE_NORMAL = 0
+INSTANCE_INGRESS_CLONE = 1
+INSTANCE_EGRESS_CLONE = 2
+
+
+@dataclass
+class Context:
+    bound: V1ModelProgram
+    resources: Resources
+    ctypes: CTypes = field(default_factory=CTypes)
+    constants: WideConstants = field(default_factory=WideConstants)
+    _ids: itertools.count = field(default_factory=itertools.count)
+
+    @property
+    def errors(self) -> list:
+        return self.bound.error_members()
+
+    def error_code(self, name: str) -> int:
+        errs = self.errors
+        return errs.index(name) if name in errs else 0
+
+    def temp(self, hint: str = "tmp") -> str:
+        return f"{hint}_{next(self._ids)}"

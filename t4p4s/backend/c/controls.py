@@ -1,0 +1,183 @@
+"""Controls (verifyChecksum, ingress, egress, computeChecksum) and the
+deparser, each one static inline function over the packet state."""
+from __future__ import annotations
+
+from ...diagnostics import CompileError
+from ...ir import nodes as ir
+from ...ir import types as T
+from . import externs
+from .emit import CodeWriter, source_comment
+from .expressions import ExprGen
+from .statements import StatementGen
+from .types import storage_bytes
+
+K = ir.CallKind
+
+
+def block_bindings(ctx, params) -> dict:
+    """Binds a v1model block's parameters to the packet state."""
+    b = ctx.bound
+    out = {}
+    for p in params:
+        if p.type == b.headers_type:
+            out[id(p)] = "s->hdr"
+        elif p.type == b.metadata_type:
+            out[id(p)] = "s->meta"
+        elif p.type == b.standard_metadata_type:
+            out[id(p)] = "s->std"
+    return out
+
+
+class Controls:
+    def __init__(self, ctx, actions, tables, state_fields: list):
+        self.ctx = ctx
+        self.actions = actions
+        self.tables = tables
+        self.state_fields = state_fields     # control-local variables
+        self.functions = CodeWriter()
+
+    def function_name(self, control: ir.ControlDecl) -> str:
+        return f"control_{control.name}"
+
+    def emit(self, control: ir.ControlDecl) -> None:
+        ctx = self.ctx
+        bindings = block_bindings(ctx, control.params)
+        for d in control.locals:
+            if isinstance(d, ir.VarDecl):
+                field = f"{control.name}_{d.name}"
+                self.state_fields.append(ctx.ctypes.declare(d.type, field, d.src)
+                                         + f";  /* {control.name}: {d.name} */")
+                bindings[id(d)] = f"s->{field}"
+        exprs = ExprGen(ctx.ctypes, ctx.constants, ctx.errors, bindings, None)
+        sg = StatementGen(ctx, exprs, self._call_stmt, hoist=self._hoist)
+        for d in control.locals:
+            if isinstance(d, ir.ActionDecl):
+                self.actions.require(d, control.name, exprs, self._call_stmt)
+            elif isinstance(d, ir.TableDecl):
+                info = ctx.resources.of(d)
+                for ref in info.actions:
+                    self.actions.require(ref.action.decl, control.name, exprs,
+                                         self._call_stmt)
+                self.tables.emit_apply(info, sg)
+        w = CodeWriter()
+        w.line(source_comment(control.src))
+        w.line("static __rte_always_inline void")
+        with w.block(f"{self.function_name(control)}(struct packet_state *s)"):
+            if any(self.actions.may_exit(d) for d in control.locals
+                   if isinstance(d, ir.ActionDecl)):
+                w.line("s->exited = false;")
+            for d in control.locals:
+                if isinstance(d, ir.VarDecl) and d.init is not None:
+                    w.comment_src(d.src)
+                    exprs.store(exprs.locate(ir.PathExpr(d.name, decl=d, type=d.type)),
+                                d.init, w)
+            sg.block(control.body.statements, w)
+        w.line()
+        self.functions.extend(w)
+
+    # table applies and action calls in control bodies
+
+    def _hoist(self, sg, call: ir.MethodCall, w) -> str:
+        info = self.ctx.resources.of(call.callee)
+        name = self.ctx.temp("result")
+        w.line(f"const struct t4p4s_entry *{name} = {self.tables.apply_name(info)}(s);")
+        if self.tables.may_exit(info):
+            w.line("if (unlikely(s->exited))")
+            w.line("\treturn;")
+        return name
+
+    def _call_stmt(self, sg, c: ir.MethodCall, w) -> None:
+        if c.kind == K.TABLE_APPLY:
+            info = self.ctx.resources.of(c.callee)
+            w.line(f"{self.tables.apply_name(info)}(s);")
+            if self.tables.may_exit(info):
+                w.line("if (unlikely(s->exited))")
+                w.line("\treturn;")
+        elif c.kind == K.ACTION:
+            decl = c.callee
+            self.actions.require(decl, None, sg.exprs, self._call_stmt)
+            self.actions.call(sg, decl, c.args, None, w)
+            if self.actions.may_exit(decl) and sg.on_exit == "return;":
+                w.line("if (unlikely(s->exited))")
+                w.line("\treturn;")
+        elif c.kind in (K.EXTERN_FUNCTION, K.EXTERN_METHOD):
+            if externs.callee_name(c) in ("extract", "emit", "advance", "lookahead"):
+                raise CompileError.at(c.src, f"'{externs.callee_name(c)}' is "
+                                      f"not allowed in this control")
+            externs.extern_call(sg, c, w)
+        else:
+            raise CompileError.at(c.src, f"unsupported: call of kind {c.kind}")
+
+
+class Deparser:
+    """The deparser: emitted headers are staged in a local buffer, then
+    written in front of the unparsed payload with one prepend/adj."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.functions = CodeWriter()
+        self._max = 0
+
+    def emit(self, control: ir.ControlDecl) -> None:
+        ctx = self.ctx
+        exprs = ExprGen(ctx.ctypes, ctx.constants, ctx.errors,
+                        block_bindings(ctx, control.params), None)
+        sg = StatementGen(ctx, exprs, self._call_stmt)
+        body = CodeWriter()
+        with body.indented():
+            sg.block(control.body.statements, body)
+        w = self.functions
+        w.line(source_comment(control.src))
+        w.line("/* Returns false when the headers do not fit the mbuf. */")
+        w.line("static __rte_always_inline bool")
+        w.line(f"deparser_{control.name}(struct packet_state *s)")
+        w.line("{")
+        with w.indented():
+            w.line(f"uint8_t out[{max(self._max, 1)}];")
+            w.line("uint32_t out_len = 0;")
+        w.extend(body)
+        with w.indented():
+            w.lines(_COMMIT)
+        w.line("}")
+        w.line()
+
+    def _call_stmt(self, sg, c: ir.MethodCall, w) -> None:
+        if externs.callee_name(c) != "emit":
+            if c.kind in (K.EXTERN_FUNCTION, K.EXTERN_METHOD):
+                externs.extern_call(sg, c, w)
+                return
+            raise CompileError.at(c.src, "unsupported: only emit() and extern "
+                                  "calls in a deparser")
+        self._emit(sg, externs.arg(c, 0), w)
+
+    def _emit(self, sg, e: ir.Expression, w) -> None:
+        t = e.type
+        if isinstance(t, T.TypeStruct):
+            for f in t.decl.fields:
+                self._emit(sg, ir.Member(e, f.name, type=f.type, src=e.src), w)
+        elif isinstance(t, T.TypeStack):
+            for i in range(t.size):
+                self._emit(sg, ir.ArrayIndex(e, ir.IntLiteral(i, type=T.INFINT),
+                                             type=t.element, src=e.src), w)
+        elif isinstance(t, T.TypeHeader):
+            h = sg.exprs.locate(e).c
+            size = self.ctx.ctypes.header(t.decl).size
+            self._max += size
+            with w.block(f"if ({h}.valid)"):
+                w.line(f"memcpy(out + out_len, {h}.b, {size});")
+                w.line(f"out_len += {size};")
+        else:
+            raise CompileError.at(e.src, f"unsupported: emit of {t}")
+
+
+_COMMIT = """\
+/* Replace the bytes the parser consumed with the emitted headers. */
+uint8_t *start;
+if (out_len > s->payload_offset)
+	start = (uint8_t *)rte_pktmbuf_prepend(s->m, (uint16_t)(out_len - s->payload_offset));
+else
+	start = (uint8_t *)rte_pktmbuf_adj(s->m, (uint16_t)(s->payload_offset - out_len));
+if (unlikely(start == NULL))
+	return false;
+memcpy(start, out, out_len);
+return true;"""

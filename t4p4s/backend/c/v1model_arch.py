@@ -1,0 +1,207 @@
+"""v1model (bmv2 simple_switch) sequencing: the packet state and
+``t4p4s_pipeline_process()``.
+
+parser -> verifyChecksum -> ingress -> I2E clone -> drop if egress_spec is
+the drop port -> egress (egress_port = egress_spec) -> E2E clone -> drop
+check -> computeChecksum -> deparser -> t4p4s_send.
+
+Clones follow simple_switch: an ingress-to-egress clone is the packet as
+received (no valid headers, metadata reset except the preserved field
+list, instance_type 1) sent through egress to the session's port; an
+egress-to-egress clone keeps the headers as egress left them (metadata
+reset likewise, instance_type 2).  A clone is not cloned again.
+"""
+from __future__ import annotations
+
+from ...ir import nodes as ir
+from ...ir import types as T
+from .context import (DROP_PORT, INSTANCE_EGRESS_CLONE, INSTANCE_INGRESS_CLONE)
+from .emit import CodeWriter
+from .externs import NO_FIELD_LIST
+
+
+def _fields(t) -> list:
+    return t.decl.fields if isinstance(t, T.TypeStruct) else []
+
+
+def state_struct(ctx, extra_fields: list) -> CodeWriter:
+    b = ctx.bound
+    w = CodeWriter()
+    w.line("/* Everything one packet carries through the pipeline. */")
+    with w.block("struct clone_request", "};"):
+        w.line("bool requested;")
+        w.line("uint16_t field_list;   /* @field_list index to preserve, "
+               f"{NO_FIELD_LIST:#x}: none */")
+        w.line("uint32_t session;")
+    w.line()
+    with w.block("struct packet_state", "};"):
+        w.line("struct t4p4s_lcore *lc;")
+        w.line("struct rte_mbuf *m;")
+        w.line("uint32_t payload_offset;   /* bytes of the packet the parser consumed */")
+        w.line("bool exited;               /* an action ran `exit` */")
+        w.line("struct clone_request clone_i2e, clone_e2e;")
+        w.line(f"{ctx.ctypes.c_type(b.headers_type)} hdr;")
+        w.line(f"{ctx.ctypes.c_type(b.metadata_type)} meta;")
+        w.line(f"{ctx.ctypes.c_type(b.standard_metadata_type)} std;")
+        for f in extra_fields:
+            w.line(f)
+    w.line()
+    return w
+
+
+def _header_paths(ctx, t, path: str) -> list:
+    """C paths of every header (and stack) inside the headers struct."""
+    out = []
+    for f in _fields(t):
+        p = f"{path}.{f.name}"
+        if isinstance(f.type, T.TypeHeader):
+            out.append((p, f.type))
+        elif isinstance(f.type, T.TypeStack):
+            out.append((p, f.type))
+        elif isinstance(f.type, T.TypeStruct):
+            out += _header_paths(ctx, f.type, p)
+    return out
+
+
+def _field_lists(t, path: str) -> dict:
+    """@field_list(i, ...) annotated metadata fields: index -> C paths."""
+    out: dict = {}
+    for f in _fields(t):
+        p = f"{path}.{f.name}"
+        for a in f.annotations:
+            if a.name == "field_list":
+                for arg in a.args:
+                    v = arg.value if isinstance(arg, ir.IntLiteral) else int(str(arg), 0)
+                    out.setdefault(v, []).append(p)
+        if isinstance(f.type, T.TypeStruct):
+            for k, v in _field_lists(f.type, p).items():
+                out.setdefault(k, []).extend(v)
+    return out
+
+
+def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
+    b = ctx.bound
+    w = CodeWriter()
+    std_fields = {f.name for f in b.standard_metadata_type.decl.fields}
+
+    # -- state reset ---------------------------------------------------------
+    w.line("/* Headers invalid, metadata zero (as bmv2), standard metadata of a "
+           "fresh packet. */")
+    w.line("static __rte_always_inline void")
+    with w.block("packet_state_reset(struct packet_state *s)"):
+        for path, t in _header_paths(ctx, b.headers_type, "s->hdr"):
+            if isinstance(t, T.TypeStack):
+                for i in range(t.size):
+                    w.line(f"{path}.e[{i}].valid = 0;")
+                w.line(f"{path}.next_index = 0;")
+            else:
+                w.line(f"{path}.valid = 0;")
+        w.line("memset(&s->meta, 0, sizeof(s->meta));")
+        w.line("memset(&s->std, 0, sizeof(s->std));")
+        w.line("s->clone_i2e.requested = false;")
+        w.line("s->clone_e2e.requested = false;")
+    w.line()
+
+    # -- field lists preserved by clones ------------------------------------
+    lists = _field_lists(b.metadata_type, "meta")
+    w.line("static __rte_always_inline void")
+    with w.block("preserve_field_list(struct packet_state *dst, "
+                 "const struct packet_state *src, uint16_t index)"):
+        if lists:
+            with w.block("switch (index)"):
+                for idx, paths in sorted(lists.items()):
+                    w.line(f"case {idx}:")
+                    for p in paths:
+                        w.line(f"\tdst->{p} = src->{p};")
+                    w.line("\tbreak;")
+        else:
+            w.line("(void)dst; (void)src; (void)index;")
+    w.line()
+
+    vc, ig, eg, cc = controls
+    # -- egress and out -----------------------------------------------------
+    w.line("static void clone_to_egress(struct packet_state *s, struct rte_mbuf *copy,")
+    w.line("\t\t\t    const struct clone_request *req, uint32_t instance_type);")
+    w.line()
+    w.line("/* egress, computeChecksum, deparser, transmit; `is_clone` stops "
+           "clones of clones. */")
+    w.line("static __rte_always_inline void")
+    with w.block("egress_and_send(struct packet_state *s, bool is_clone)"):
+        w.line("s->std.egress_port = s->std.egress_spec;")
+        w.line(f"{eg}(s);")
+        with w.block("if (unlikely(s->clone_e2e.requested) && !is_clone)"):
+            w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m);")
+            w.line("if (copy != NULL)")
+            w.line(f"\tclone_to_egress(s, copy, &s->clone_e2e, {INSTANCE_EGRESS_CLONE});")
+        with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
+            w.line("t4p4s_drop(s->lc, s->m, T4P4S_DROP_PIPELINE);")
+            w.line("return;")
+        w.line(f"{cc}(s);")
+        with w.block(f"if (unlikely(!{deparser}(s)))"):
+            w.line("t4p4s_drop(s->lc, s->m, T4P4S_DROP_NO_ROOM);")
+            w.line("return;")
+        w.line("t4p4s_send(s->lc, s->m, s->std.egress_port);")
+    w.line()
+
+    # -- clones (cold) ----------------------------------------------------------
+    w.line("/* A clone goes through egress to its session's port; rare, so "
+           "kept out of line. */")
+    w.line("static __rte_noinline void")
+    w.line("clone_to_egress(struct packet_state *s, struct rte_mbuf *copy,")
+    w.line("\t\tconst struct clone_request *req, uint32_t instance_type)")
+    with w.block(""):
+        w.line("uint32_t truncate = 0;")
+        w.line("int32_t port = t4p4s_clone_session_port(req->session, &truncate);")
+        with w.block("if (port < 0)"):
+            w.line("t4p4s_drop(s->lc, copy, T4P4S_DROP_CLONE_FAILED);")
+            w.line("return;")
+        w.line("struct packet_state c;")
+        w.line("c.lc = s->lc;")
+        w.line("c.m = copy;")
+        w.line("c.exited = false;")
+        w.line("packet_state_reset(&c);")
+        with w.block(f"if (instance_type == {INSTANCE_INGRESS_CLONE})"):
+            w.line("c.payload_offset = 0;      /* the packet as received */")
+        w.line("else {")
+        with w.indented():
+            w.line("c.hdr = s->hdr;             /* headers as egress left them */")
+            w.line("c.payload_offset = s->payload_offset;")
+        w.line("}")
+        w.line("preserve_field_list(&c, s, req->field_list);")
+        if "instance_type" in std_fields:
+            w.line("c.std.instance_type = instance_type;")
+        for name in ("ingress_port", "packet_length"):
+            if name in std_fields:
+                w.line(f"c.std.{name} = s->std.{name};")
+        w.line("c.std.egress_spec = (uint32_t)port;")
+        with w.block("if (truncate != 0 && rte_pktmbuf_pkt_len(copy) > truncate)"):
+            w.line("rte_pktmbuf_trim(copy, (uint16_t)(rte_pktmbuf_pkt_len(copy) - truncate));")
+            w.line("if (c.payload_offset > truncate) c.payload_offset = truncate;")
+        w.line("egress_and_send(&c, true);")
+    w.line()
+
+    # -- the pipeline -----------------------------------------------------------
+    with w.block("void\nt4p4s_pipeline_process(struct t4p4s_lcore *lc, "
+                 "struct rte_mbuf *m, uint16_t in_port)"):
+        w.line("struct packet_state s;")
+        w.line("s.lc = lc;")
+        w.line("s.m = m;")
+        w.line("s.exited = false;")
+        w.line("packet_state_reset(&s);")
+        w.line("s.std.ingress_port = in_port;")
+        if "packet_length" in std_fields:
+            w.line("s.std.packet_length = rte_pktmbuf_pkt_len(m);")
+        w.line(f"{parser}(&s);")
+        w.line(f"{vc}(&s);")
+        w.line(f"{ig}(&s);")
+        with w.block("if (unlikely(s.clone_i2e.requested))"):
+            w.line("/* the mbuf still holds the packet as received: the "
+                   "deparser has not run */")
+            w.line("struct rte_mbuf *copy = t4p4s_clone_packet(lc, m);")
+            w.line("if (copy != NULL)")
+            w.line(f"\tclone_to_egress(&s, copy, &s.clone_i2e, {INSTANCE_INGRESS_CLONE});")
+        with w.block(f"if (unlikely(s.std.egress_spec == {DROP_PORT}))"):
+            w.line("t4p4s_drop(lc, m, T4P4S_DROP_PIPELINE);")
+            w.line("return;")
+        w.line("egress_and_send(&s, false);")
+    return w

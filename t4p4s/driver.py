@@ -1,0 +1,79 @@
+"""``compile_program``: P4 source -> P4Info + C -> DPDK executable.
+
+front end -> mid end (v1model binding) -> resource catalog (ids) ->
+P4Info (binary and text) -> C -> ``make -C t4p4s/runtime program``.
+The build is skipped when neither the C file nor the runtime library
+changed since the executable was linked.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .backend import resources as resources_mod
+from .backend.c import generate_c
+from .backend.p4info import build_p4info, write_p4info
+from .diagnostics import CompileError
+from .ir.nodes import SrcInfo
+from .midend import v1model
+
+REPO = Path(__file__).resolve().parent.parent
+RUNTIME_DIR = REPO / "t4p4s" / "runtime"
+
+
+@dataclass
+class CompileResult:
+    p4info_binary_path: Path
+    p4info_text_path: Path
+    c_path: Path
+    executable_path: Path
+
+
+class BuildError(CompileError):
+    """The generated C did not build: a compiler or runtime bug, reported
+    with the build output."""
+
+
+def compile_program(p4_path, out_dir, include_dirs=None, build: bool = True,
+                    build_dir: Optional[Path] = None) -> CompileResult:
+    from .frontend import compile_frontend      # imported late: heavy (lark)
+
+    p4_path = Path(p4_path)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = p4_path.stem
+    program = compile_frontend(str(p4_path), tuple(include_dirs or ()))
+    bound = v1model.bind(program)
+    res = resources_mod.collect(bound)
+    info = build_p4info(res, name)
+    binary, text = write_p4info(info, out_dir, name)
+    c_text = generate_c(bound, res, name, str(p4_path), str(binary.resolve()))
+    c_path = out_dir / f"{name}.c"
+    if not c_path.exists() or c_path.read_text() != c_text:
+        c_path.write_text(c_text)
+    exe = out_dir / name
+    result = CompileResult(binary, text, c_path, exe)
+    if build:
+        build_executable(c_path, exe, build_dir)
+    return result
+
+
+def build_executable(c_path: Path, exe: Path, build_dir: Optional[Path] = None) -> None:
+    """Links the C file with the runtime (make decides what is stale: the
+    runtime library is rebuilt only when its sources change, the program
+    only when its C file or the library is newer than the executable)."""
+    cmd = ["make", "--no-print-directory", "-C", str(RUNTIME_DIR), "program",
+           f"PROGRAM_C={c_path.resolve()}", f"OUT={exe.resolve()}"]
+    if build_dir is not None:
+        cmd.append(f"BUILD_DIR={Path(build_dir).resolve()}")
+    env = dict(os.environ)
+    env.setdefault("MAKEFLAGS", "-j2")
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, env=env)
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.strip().splitlines()[-40:])
+        raise BuildError.at(SrcInfo(str(c_path), 0, 0),
+                            f"building the DPDK executable failed:\n{tail}")
