@@ -25,6 +25,14 @@ def parse_json_int(value) -> int:
     raise ValueError(f"not an integer: {value!r}")
 
 
+def test_eal_args(file_prefix: str, lcores: str = "0") -> list[str]:
+    """EAL options for test runs that share the machine: no hugepages
+    (DPDK 22.11 rejects --in-memory with --no-huge, so --no-shconf keeps
+    runs from sharing state), no PCI scan, quiet logs."""
+    return ["-l", lcores, "--no-huge", "-m", "256", "--no-shconf", "--no-pci",
+            "--file-prefix", file_prefix, "--log-level", "*:warning"]
+
+
 class ControlError(StfError):
     """The runtime answered {"ok": false, ...}."""
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from t4p4s.stf import parser as stf
 from t4p4s.stf.compile_cache import compile_cached
-from t4p4s.stf.control import ControlError, RuntimeProcess, parse_json_int
+from t4p4s.stf.control import ControlError, RuntimeProcess, parse_json_int, test_eal_args
 from t4p4s.stf.parser import StfError, parse_stf_file
 from t4p4s.stf.resolve import P4InfoNames, Resolver
 from t4p4s.stf.veth import PortCapture, VethPorts
@@ -242,8 +242,7 @@ class _Run:
         self.runtime = None
         try:
             self.capture = PortCapture(veths.pairs)
-            eal = ["-l", self.lcores, "--no-huge", "-m", "256", "--in-memory", "--no-pci",
-                   "--file-prefix", self.run_dir.name, "--log-level", "*:warning"]
+            eal = test_eal_args(self.run_dir.name, self.lcores)
             for port, pair in enumerate(veths.pairs):
                 eal += ["--vdev", f"net_af_packet{port},iface={pair.dp}"]
             app = ["--governor", "nap"] + (["--log-msg"] if self.verbose else [])
