@@ -193,9 +193,8 @@ def pack_and_hash(sg, data: ir.Expression, algorithm: str, w) -> str:
     items = leaves(sg, data)
     nbits = sum(width_of(x.type, x.src) for x in items)
     buf = sg.ctx.temp("packed")
-    w.line(f"uint8_t {buf}[{max(storage_bytes(nbits), 1)}];")
-    if nbits % 8:
-        w.line(f"{buf}[{storage_bytes(nbits) - 1}] = 0;")
+    # zeroed: t4p4s_set_bits merges into the bytes already there
+    w.line(f"uint8_t {buf}[{max(storage_bytes(nbits), 1)}] = {{ 0 }};")
     offset = 0
     for x in items:
         width = width_of(x.type, x.src)
