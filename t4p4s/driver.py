@@ -62,13 +62,24 @@ def compile_program(p4_path, out_dir, include_dirs=None, build: bool = True,
 
 
 def build_executable(c_path: Path, exe: Path, build_dir: Optional[Path] = None) -> None:
-    """Links the C file with the runtime (make decides what is stale: the
-    runtime library is rebuilt only when its sources change, the program
-    only when its C file or the library is newer than the executable)."""
-    cmd = ["make", "--no-print-directory", "-C", str(RUNTIME_DIR), "program",
-           f"PROGRAM_C={c_path.resolve()}", f"OUT={exe.resolve()}"]
-    if build_dir is not None:
-        cmd.append(f"BUILD_DIR={Path(build_dir).resolve()}")
+    """Links the C file with the runtime library.  The library is brought
+    up to date first (make rebuilds it only when runtime sources changed);
+    the link is skipped when the executable is newer than both the C file
+    and the library."""
+    build_dir = Path(build_dir).resolve() if build_dir else REPO / "build" / "runtime"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    make = ["make", "--no-print-directory", "-C", str(RUNTIME_DIR),
+            f"BUILD_DIR={build_dir}"]
+    _run(["flock", str(build_dir / ".lock")] + make + ["lib"], c_path)
+    lib = build_dir / "libt4p4s_runtime.a"
+    if exe.exists() and lib.exists() and \
+            exe.stat().st_mtime >= max(c_path.stat().st_mtime, lib.stat().st_mtime):
+        return
+    _run(make + ["program", f"PROGRAM_C={c_path.resolve()}", f"OUT={exe.resolve()}"],
+         c_path)
+
+
+def _run(cmd: list, c_path: Path) -> None:
     env = dict(os.environ)
     env.setdefault("MAKEFLAGS", "-j2")
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -341,6 +341,8 @@ class ExprGen:
             return self.wide_ref(ir.IntLiteral(e.expr.value, type=e.type, src=e.src))
         if isinstance(e, ir.PathExpr) and isinstance(e.decl, ir.ConstDecl):
             return self.wide_ref(e.decl.value)
+        if isinstance(e, (ir.Binary, ir.Unary)):
+            self.value(e)           # raises the precise "unsupported: ..." error
         try:
             loc = self.locate(e)
         except _NotBits:
