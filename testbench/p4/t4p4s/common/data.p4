@@ -1,5 +1,5 @@
 /* Shared by most test programs: Ethernet, then (EtherType 0x88b5, the IEEE
- * local experimental type) a 16-byte test header whose fields the programs
+ * local experimental type) a 14-byte test header whose fields the programs
  * match on and write to, so expected packets are easy to write by hand:
  *
  *   dst(6) src(6) 88b5 | f1(4) f2(4) h1(2) h2(2) b1(1) b2(1) | payload

@@ -1,0 +1,151 @@
+"""The t4p4s command line: what compile writes, how errors look, and that
+`t4p4s stf` fails on a wrong, a missing and an extra packet."""
+import re
+from pathlib import Path
+
+import pytest
+from google.protobuf import text_format
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+L2FWD = REPO_ROOT / "t4p4s" / "examples" / "l2fwd.p4"
+L2FWD_STF = L2FWD.with_suffix(".stf").read_text()
+BAD_PROGRAM = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in p, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { p.extract(hdr.h); transition accept; }
+}
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    apply { hdr.h.a = undeclared_name; }
+}
+"""
+UNPARSABLE_PROGRAM = "#include <core.p4>\nheader h_t { bit<8> a }\n"
+
+
+def _no_traceback(result):
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+
+
+@pytest.mark.dpdk
+def test_compile_writes_p4info_c_and_executable(t4p4s_cli, tmp_path, dpdk_environment):
+    from finsy.proto.p4.config.v1 import p4info_pb2
+    result = t4p4s_cli("compile", L2FWD, "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    for name in ("l2fwd.p4info.binpb", "l2fwd.p4info.txtpb", "l2fwd.c", "l2fwd"):
+        assert (out / name).is_file(), f"{name} not written"
+        assert str(out / name) in result.stdout, f"compile did not say it wrote {name}"
+    binary = p4info_pb2.P4Info.FromString((out / "l2fwd.p4info.binpb").read_bytes())
+    text = text_format.Parse((out / "l2fwd.p4info.txtpb").read_text(), p4info_pb2.P4Info())
+    assert binary == text
+    assert (out / "l2fwd").stat().st_mode & 0o111, "executable is not executable"
+
+
+def test_compile_no_build_writes_no_executable(t4p4s_cli, tmp_path):
+    result = t4p4s_cli("compile", L2FWD, "-o", tmp_path, "--no-build")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "l2fwd.c").is_file() and (tmp_path / "l2fwd.p4info.txtpb").is_file()
+    assert not (tmp_path / "l2fwd").exists()
+
+
+@pytest.mark.parametrize("source,line", [(BAD_PROGRAM, 10), (UNPARSABLE_PROGRAM, 2)],
+                         ids=["undeclared", "syntax"])
+def test_bad_program_reports_file_line_col(t4p4s_cli, tmp_path, source, line):
+    program = tmp_path / "bad.p4"
+    program.write_text(source)
+    result = t4p4s_cli("compile", program, "-o", tmp_path / "out")
+    assert result.returncode == 1
+    _no_traceback(result)
+    assert re.search(rf"bad\.p4:{line}:\d+: error: \S", result.stderr), result.stderr
+    assert not (tmp_path / "out" / "bad").exists()
+
+
+def test_missing_program_is_a_clear_error(t4p4s_cli, tmp_path):
+    result = t4p4s_cli("compile", tmp_path / "nothing.p4", "-o", tmp_path)
+    assert result.returncode != 0
+    _no_traceback(result)
+    assert "nothing.p4" in result.stderr
+
+
+def test_p4info_prints_the_text_p4info(t4p4s_cli):
+    from finsy.proto.p4.config.v1 import p4info_pb2
+    result = t4p4s_cli("p4info", REPO_ROOT / "t4p4s" / "examples" / "exact_table.p4")
+    assert result.returncode == 0, result.stderr
+    info = text_format.Parse(result.stdout, p4info_pb2.P4Info())
+    assert [t.preamble.name for t in info.tables] == ["ExactIngress.ipv4_exact"]
+    assert info.tables[0].size == 65536
+
+
+def _stf(t4p4s_cli, tmp_path, text):
+    test = tmp_path / "l2fwd_variant.stf"
+    test.write_text(text)
+    return t4p4s_cli("stf", L2FWD, test)
+
+
+@pytest.mark.dpdk
+def test_stf_passes(t4p4s_cli, tmp_path, dpdk_environment):
+    result = _stf(t4p4s_cli, tmp_path, L2FWD_STF)
+    assert result.returncode == 0, result.stderr
+    assert "PASS" in result.stdout
+
+
+@pytest.mark.dpdk
+def test_stf_fails_on_a_wrong_byte(t4p4s_cli, tmp_path, dpdk_environment):
+    wrong = L2FWD_STF.replace("expect 1 000000000001 000000000002 0800 45000014 00000000 $",
+                              "expect 1 000000000001 000000000002 0800 45000014 00000001 $")
+    assert wrong != L2FWD_STF
+    result = _stf(t4p4s_cli, tmp_path, wrong)
+    assert result.returncode == 1
+    _no_traceback(result)
+    assert "mismatch" in result.stderr and "l2fwd_variant.stf:3" in result.stderr
+    # the diff shows both sides and marks the differing byte
+    assert "expected:" in result.stderr and "got:" in result.stderr and "^" in result.stderr
+
+
+@pytest.mark.dpdk
+def test_stf_fails_on_a_missing_packet(t4p4s_cli, tmp_path, dpdk_environment):
+    result = _stf(t4p4s_cli, tmp_path, L2FWD_STF + "expect 2 ffffffffffff\n")
+    assert result.returncode == 1
+    _no_traceback(result)
+    assert "missing" in result.stderr
+
+
+@pytest.mark.dpdk
+def test_stf_fails_on_an_extra_packet(t4p4s_cli, tmp_path, dpdk_environment):
+    without_last_expect = "\n".join(L2FWD_STF.splitlines()[:-1]) + "\n"
+    result = _stf(t4p4s_cli, tmp_path, without_last_expect)
+    assert result.returncode == 1
+    _no_traceback(result)
+    assert "port 2, packet 1: unexpected extra packet" in result.stderr
+
+
+@pytest.mark.dpdk
+def test_stf_fails_on_a_too_long_packet_with_end_marker(t4p4s_cli, tmp_path, dpdk_environment):
+    shorter = L2FWD_STF.replace("0806 0001 $", "0806 $")
+    assert shorter != L2FWD_STF
+    result = _stf(t4p4s_cli, tmp_path, shorter)
+    assert result.returncode == 1
+    assert "expected exactly" in result.stderr
+
+
+def test_stf_unknown_table_names_the_line(t4p4s_cli, tmp_path):
+    result = _stf(t4p4s_cli, tmp_path, "packet 0 00\nadd no_such_table x:1 a()\n")
+    assert result.returncode == 1
+    _no_traceback(result)
+    assert "l2fwd_variant.stf:2: error: no table named 'no_such_table'" in result.stderr
+
+
+def test_stf_syntax_error_names_the_line(t4p4s_cli, tmp_path):
+    result = _stf(t4p4s_cli, tmp_path, "# comment\n\nexpect 1 0g\n")
+    assert result.returncode == 1
+    _no_traceback(result)
+    assert "l2fwd_variant.stf:3: error:" in result.stderr
+
+
+def test_cli_runs_from_any_directory(t4p4s_cli, tmp_path):
+    result = t4p4s_cli("--help", cwd=tmp_path)
+    assert result.returncode == 0
+    for command in ("compile", "stf", "run", "p4info"):
+        assert command in result.stdout
