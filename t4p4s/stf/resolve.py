@@ -3,7 +3,7 @@ compiled executable serves on its --control socket), resolving the names
 written in the STF (bare, partial or fully qualified) against the P4Info.
 
 A name resolves to the one P4Info name that equals it or ends with it at a
-`.` boundary (`t`, `ingress.t` and `MyIngress.t` all name `MyIngress.t`);
+`.` boundary (`t`, `MyIngress.t` and `hdr.eth.dst`, `eth.dst`, `dst`);
 no match or several matches is an error naming the STF line.
 
 Priorities follow P4Runtime: larger wins. An `add` without a priority on a
