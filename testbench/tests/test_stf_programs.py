@@ -16,4 +16,6 @@ PAIRS = [(stf.with_suffix(".p4"), stf) for directory in STF_DIRS
 def test_stf(program, stf, run_stf):
     assert program.is_file(), f"{stf} has no program {program.name} next to it"
     outcome = run_stf(program, stf)
-    assert outcome.passed, "\n".join(outcome.failures)
+    if not outcome.passed:
+        pytest.fail("
+".join(outcome.failures), pytrace=False)
