@@ -30,8 +30,7 @@ def test_hash_algorithms_on_random_inputs(run_stf):
         lines += [f"packet 0 {data_frame(f1, 0, h1, 0, b1, b2)}", f"expect 1 {expected} $"]
     outcome = run_stf(PROGRAMS / "hash.p4", parse_stf_text("\n".join(lines), "hash(random)"))
     if not outcome.passed:
-        pytest.fail("
-".join(outcome.failures), pytrace=False)
+        pytest.fail("\n".join(outcome.failures), pytrace=False)
 
 
 @pytest.mark.dpdk
@@ -53,5 +52,4 @@ def test_ipv4_checksum_rewritten_as_scapy_computes_it(run_stf):
         lines += [f"packet 0 {received.hex()}", f"expect 1 {bytes(expected).hex()} $"]
     outcome = run_stf(PROGRAMS / "checksum.p4", parse_stf_text("\n".join(lines), "checksum(random)"))
     if not outcome.passed:
-        pytest.fail("
-".join(outcome.failures), pytrace=False)
+        pytest.fail("\n".join(outcome.failures), pytrace=False)

@@ -17,5 +17,4 @@ def test_stf(program, stf, run_stf):
     assert program.is_file(), f"{stf} has no program {program.name} next to it"
     outcome = run_stf(program, stf)
     if not outcome.passed:
-        pytest.fail("
-".join(outcome.failures), pytrace=False)
+        pytest.fail("\n".join(outcome.failures), pytrace=False)
