@@ -6,8 +6,8 @@ the drop port -> egress (egress_port = egress_spec) -> E2E clone -> drop
 check -> computeChecksum -> deparser -> t4p4s_send.
 
 Clones follow simple_switch: an ingress-to-egress clone is the packet as
-received (no valid headers, metadata reset except the preserved field
-list, instance_type 1) sent through egress to the session's port; an
+received, parsed again (metadata reset except the preserved field list,
+instance_type 1), sent through egress to the session's port; an
 egress-to-egress clone keeps the headers as egress left them (metadata
 reset likewise, instance_type 2).  A clone is not cloned again.
 """
@@ -160,19 +160,20 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
         w.line("c.m = copy;")
         w.line("c.exited = false;")
         w.line("packet_state_reset(&c);")
-        with w.block(f"if (instance_type == {INSTANCE_INGRESS_CLONE})"):
-            w.line("c.payload_offset = 0;      /* the packet as received */")
-        w.line("else {")
-        with w.indented():
-            w.line("c.hdr = s->hdr;             /* headers as egress left them */")
-            w.line("c.payload_offset = s->payload_offset;")
-        w.line("}")
         w.line("preserve_field_list(&c, s, req->field_list);")
         if "instance_type" in std_fields:
             w.line("c.std.instance_type = instance_type;")
         for name in ("ingress_port", "packet_length"):
             if name in std_fields:
                 w.line(f"c.std.{name} = s->std.{name};")
+        with w.block(f"if (instance_type == {INSTANCE_INGRESS_CLONE})"):
+            w.line("/* the packet as received, parsed again (as simple_switch) */")
+            w.line(f"{parser}(&c);")
+        w.line("else {")
+        with w.indented():
+            w.line("c.hdr = s->hdr;             /* headers as egress left them */")
+            w.line("c.payload_offset = s->payload_offset;")
+        w.line("}")
         w.line("c.std.egress_spec = (uint32_t)port;")
         with w.block("if (truncate != 0 && rte_pktmbuf_pkt_len(copy) > truncate)"):
             w.line("rte_pktmbuf_trim(copy, (uint16_t)(rte_pktmbuf_pkt_len(copy) - truncate));")
