@@ -4,6 +4,7 @@ is killed (its own pid only) when it overstays."""
 
 import itertools
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -56,6 +57,18 @@ class Finished:
 
 def _tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.splitlines()[-lines:])
+
+
+_CAUSE = re.compile(r"error|fatal|cannot|not enough|invalid|failed", re.IGNORECASE)
+
+
+def _first_cause(output: str) -> str:
+    """The first line of a failed run's output that looks like its cause
+    (later lines are usually consequences: ports stopped, rings freed)."""
+    for line in output.splitlines()[1:]:       # line 0 echoes the command
+        if _CAUSE.search(line):
+            return line.strip()
+    return "no error message"
 
 
 def _stop(process: subprocess.Popen, first_signal: int, grace_s: float) -> None:
@@ -129,6 +142,6 @@ def run_interrupted(command: list[str], log_path: Path, interrupt_when: Callable
 def run_to_exit(command: list[str], log_path: Path, deadline_s: float) -> Finished:
     finished = _run(command, log_path, interrupt_when=None, deadline_s=deadline_s)
     if finished.returncode != 0:
-        raise BenchError(f"{command[0]} exited with status {finished.returncode} (log: {log_path}):\n"
-                         + _tail(finished.output))
+        raise BenchError(f"{Path(command[0]).name} exited with status {finished.returncode}: "
+                         f"{_first_cause(finished.output)}\n(log: {log_path})\n" + _tail(finished.output))
     return finished

@@ -51,13 +51,16 @@ def _stats_tables(stats: dict) -> list[Table]:
         ports.add_column(column, justify="right")
     for port in stats.get("ports", []):
         ports.add_row(*(str(port.get(c, "-")) for c in ("port", "rx", "tx", "rx_dropped", "tx_dropped")))
-    drops = Table(title="drops and parser errors")
+    drops = Table(title="drop and parser-error counters (non-zero)")
     drops.add_column("counter")
     drops.add_column("packets", justify="right")
-    for name, value in stats.get("drops", {}).items():
-        drops.add_row(f"drop: {name}", str(value))
-    for name, value in stats.get("parser_errors", {}).items():
-        drops.add_row(f"parser error: {name}", str(value))
+    counters = [(f"drop: {name}", value) for name, value in stats.get("drops", {}).items()]
+    counters += [(f"parser error: {name}", value) for name, value in stats.get("parser_errors", {}).items()]
+    for name, value in counters:
+        if value:
+            drops.add_row(name, str(value))
+    if not drops.rows:
+        drops.add_row("(all zero)", "0")
     polls = Table(title="poll rounds per rx queue")
     for column in ("lcore", "port", "queue", "polls", "empty polls", "packets"):
         polls.add_column(column, justify="right")
@@ -99,7 +102,7 @@ def main() -> int:
 
         stats_path = work / "stats.json"
         vdevs = (f"net_pcap0,rx_pcap={in_pcap},tx_pcap={outputs[0]}", f"net_pcap1,tx_pcap={outputs[1]}")
-        command = [compiled.executable_path, *Eal(lcores="0", vdevs=vdevs, hugepages=False,
+        command = [str(compiled.executable_path), *Eal(lcores="0", vdevs=vdevs, hugepages=False,
                                                   purpose="demo").args(),
                    "--", "--exit-on-idle", "300", "--governor", "nap", "--stats-json", str(stats_path)]
         console.print(f"[bold]running[/] {' '.join(command)}")
