@@ -93,9 +93,15 @@ def write_png(path: Path, measurements: list[Measurement], machine: Machine) -> 
     axes.set_title(f"{machine.cpu_model}, TSC {machine.tsc_hz / 1e9:.2f} GHz, DPDK {machine.dpdk_version}")
     right = max(rates, default=1.0) or 1.0
     axes.set_xlim(0, right * 1.45)
+    reference = by_name.get("testpmd_macswap_null")
+    if reference and reference.mpps:
+        target = reference.mpps * L2FWD_TARGET_RATIO
+        axes.axvline(target, color="#c0392b", linestyle="--", linewidth=1)
+        axes.text(target, 0.01, f" l2fwd target: {L2FWD_TARGET_RATIO:.0%} of testpmd",
+                  transform=axes.get_xaxis_transform(), color="#c0392b", fontsize=8, va="bottom")
     for bar, m in zip(bars, measurements):
         if m.mpps is None:
-            label = f"not measured: {m.skipped}"[:60]
+            label = "not measured (the reason is in bench.json)"
         else:
             label = f"{m.mpps:.1f} Mpps, {m.cycles_per_packet(machine.tsc_hz):.0f} cycles/pkt"
             ratio = ratio_to_baseline(m, by_name)
