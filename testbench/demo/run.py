@@ -118,4 +118,8 @@ def main() -> int:
     received = sum(len(rdpcap(str(p))) for p in outputs if p.stat().st_size > 24)
     console.print(f"[bold]{len(sent)} frames in, {received} frames out[/] "
                   f"(captures: {', '.join(str(p.relative_to(REPO_ROOT)) for p in outputs)})")
+    if any(stats.get("parser_errors", {}).get(name) for name in ("PacketTooShort", "HeaderTooShort")):
+        console.print("Truncated frames are counted as parser errors; as in v1model, they still go "
+                      f"through ingress with standard_metadata.parser_error set, and {PROGRAM}.p4 "
+                      "does not check it.")
     return 0
