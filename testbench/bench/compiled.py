@@ -40,7 +40,8 @@ def _port_totals(stats: dict) -> tuple[int, int]:
 
 
 def measure_compiled(executable: Path, lcore: int, vdevs: tuple[str, ...], duration_s: int,
-                     tsc_hz: float, work_dir: Path, entries: Path | None = None) -> Sample:
+                     tsc_hz: float, work_dir: Path, entries: Path | None = None,
+                     extra_mbufs: int = 0) -> Sample:
     work_dir.mkdir(parents=True, exist_ok=True)
     stats_path = work_dir / "stats.json"
     stats_path.unlink(missing_ok=True)
@@ -48,6 +49,8 @@ def measure_compiled(executable: Path, lcore: int, vdevs: tuple[str, ...], durat
                "--governor", "busy", "--duration", str(duration_s), "--stats-json", str(stats_path)]
     if entries is not None:
         command += ["--entries", str(entries)]
+    if extra_mbufs:
+        command += ["--mbufs", str(extra_mbufs)]
     finished = run_to_exit(command, work_dir / "run.log", duration_s + STARTUP_ALLOWANCE_S)
     try:
         stats = json.loads(stats_path.read_text())

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     png_path = args.results_dir / "bench.png"
     write_json(json_path, results, machine, run_settings, PEERS_NOT_MEASURED)
     write_png(png_path, results, machine)
-    console.print(f"wrote {json_path.relative_to(REPO_ROOT)} and {png_path.relative_to(REPO_ROOT)}")
+    console.print(f"wrote {json_path} and {png_path}")
 
     all_measured = all(m.samples and not m.skipped for m in results)
     verdict = l2fwd_verdict(results)

@@ -31,6 +31,10 @@ def _pcap_into_null_ports(pcap: Path) -> tuple[str, ...]:
     return (f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0,no-rx=1")
 
 
+# net_pcap's infinite_rx holds every frame of its pcap in mbufs of our pool.
+PCAP_REPLAY_MBUFS = N_EXACT_ENTRIES + 1024
+
+
 class Workload:
     name: str
     description: str
@@ -54,6 +58,7 @@ class TestpmdMacswapNull(Workload):
 
 class CompiledWorkload(Workload):
     program: str
+    extra_mbufs = 0         # mbufs a vdev keeps for itself (net_pcap's replay copy)
 
     def prepare(self, settings: Settings) -> None:
         self.compiled = compile_example(self.program, settings.build_dir / "programs")
@@ -68,7 +73,7 @@ class CompiledWorkload(Workload):
         return measure_compiled(Path(self.compiled.executable_path), settings.lcore,
                                 self.vdevs(settings), settings.duration_s, settings.tsc_hz,
                                 settings.build_dir / "runs" / f"{self.name}.{repeat}",
-                                entries=self.entries())
+                                entries=self.entries(), extra_mbufs=self.extra_mbufs)
 
 
 class L2fwdNull(CompiledWorkload):
@@ -86,6 +91,7 @@ class L2fwdPcap(CompiledWorkload):
     description = f"t4p4s l2fwd.p4, {N_EXACT_ENTRIES} distinct frames from net_pcap into net_null"
     baseline = TestpmdMacswapNull.name
     program = "l2fwd"
+    extra_mbufs = PCAP_REPLAY_MBUFS
 
     def vdevs(self, settings: Settings) -> tuple[str, ...]:
         return _pcap_into_null_ports(distinct_keys_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
@@ -96,6 +102,7 @@ class ExactTablePcap(CompiledWorkload):
     description = f"t4p4s exact_table.p4, {N_EXACT_ENTRIES} entries, each hit once per pass, net_pcap into net_null"
     baseline = L2fwdPcap.name
     program = "exact_table"
+    extra_mbufs = PCAP_REPLAY_MBUFS
 
     def prepare(self, settings: Settings) -> None:
         super().prepare(settings)

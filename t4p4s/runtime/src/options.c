@@ -20,6 +20,8 @@ usage(const char *prog)
 		"  --duration S        exit after S seconds\n"
 		"  --burst N           rx burst size, 1..%d (default 32)\n"
 		"  --governor POLICY   busy (default) or nap\n"
+		"  --mbufs N           extra mbufs in the pool (net_pcap infinite_rx\n"
+		"                      keeps a copy of its whole pcap in mbufs)\n"
 		"  --log-msg           print log_msg() output\n",
 		prog, T4P4S_MAX_BURST);
 }
@@ -41,7 +43,7 @@ parse_number(const char *opt, const char *arg, double min, double max,
 }
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
-       OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_LOG_MSG, OPT_HELP };
+       OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG, OPT_HELP };
 
 int
 t4p4s_options_parse(int argc, char **argv, const char *prog,
@@ -55,6 +57,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "burst", required_argument, NULL, OPT_BURST },
 		{ "governor", required_argument, NULL, OPT_GOVERNOR },
+		{ "mbufs", required_argument, NULL, OPT_MBUFS },
 		{ "log-msg", no_argument, NULL, OPT_LOG_MSG },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -103,6 +106,11 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 					optarg);
 				goto bad;
 			}
+			break;
+		case OPT_MBUFS:
+			if (parse_number("--mbufs", optarg, 0, 1 << 24, &v) < 0)
+				goto bad;
+			out->extra_mbufs = (unsigned)v;
 			break;
 		case OPT_LOG_MSG:
 			out->log_msg = true;

@@ -14,6 +14,7 @@ struct t4p4s_options {
 	uint64_t exit_on_idle_ms;   /* 0: never */
 	double duration_s;          /* 0: run until signalled */
 	unsigned burst;
+	unsigned extra_mbufs;        /* --mbufs: added to the computed pool size */
 	enum t4p4s_governor_policy governor;
 	bool log_msg;
 };

@@ -109,7 +109,8 @@ t4p4s_ports_init(void)
 
 	unsigned n_mbufs = n_ports * n_workers * (RX_DESC + TX_DESC) +
 			   n_workers * (MBUF_CACHE + T4P4S_MAX_BURST *
-					(n_ports + 1u)) + CLONE_MBUFS;
+					(n_ports + 1u)) + CLONE_MBUFS +
+			   t4p4s_rt.opts->extra_mbufs;
 	t4p4s_rt.pool = rte_pktmbuf_pool_create("t4p4s_mbufs", n_mbufs,
 		MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (t4p4s_rt.pool == NULL) {
