@@ -11,6 +11,7 @@ from __future__ import annotations
 from ...diagnostics import CompileError
 from ...ir import nodes as ir
 from ...ir import types as T
+from . import headers
 from .emit import CodeWriter, source_comment
 from .expressions import Located
 from .statements import StatementGen
@@ -128,6 +129,7 @@ class Actions:
         for p, a in zip(directional, dir_args):
             tmp = self.ctx.temp(f"arg_{p.name}")
             w.line(self.ctx.ctypes.declare(p.type, tmp, p.src) + ";")
+            headers.init_storage(tmp, p.type, w)
             loc = ex._host_or_bits(tmp, p.type)
             if p.direction in (ir.Direction.IN, ir.Direction.INOUT):
                 ex.store(loc, a.value, w)

@@ -24,6 +24,11 @@ class Context:
     ctypes: CTypes = field(default_factory=CTypes)
     constants: WideConstants = field(default_factory=WideConstants)
     _ids: itertools.count = field(default_factory=itertools.count)
+    # C path of each header of the headers struct (stack elements too; a
+    # stack's own path for `.next`) -> (headers.Instance, element number)
+    header_instances: dict = field(default_factory=dict)
+    # the program clones I2E: the parser keeps the received header bytes
+    snapshot_i2e: bool = False
 
     @property
     def errors(self) -> list:

@@ -6,6 +6,7 @@ from ...diagnostics import CompileError
 from ...ir import nodes as ir
 from ...ir import types as T
 from . import externs
+from . import headers
 from .emit import CodeWriter, source_comment
 from .expressions import ExprGen
 from .statements import StatementGen
@@ -67,7 +68,10 @@ class Controls:
                    if isinstance(d, ir.ActionDecl)):
                 w.line("s->exited = false;")
             for d in control.locals:
-                if isinstance(d, ir.VarDecl) and d.init is not None:
+                if not isinstance(d, ir.VarDecl):
+                    continue
+                headers.init_storage(bindings[id(d)], d.type, w)
+                if d.init is not None:
                     w.comment_src(d.src)
                     exprs.store(exprs.locate(ir.PathExpr(d.name, decl=d, type=d.type)),
                                 d.init, w)
@@ -110,8 +114,11 @@ class Controls:
 
 
 class Deparser:
-    """The deparser: emitted headers are staged in a local buffer, then
-    written in front of the unparsed payload with one prepend/adj."""
+    """The deparser: the emitted headers (valid ones, in emit order) must
+    end up right before the payload.  Usually every one of them already is
+    there (headers stay in the packet, nothing added or removed) and the
+    deparser does nothing; otherwise p4_deparse_move() rewrites the header
+    region."""
 
     def __init__(self, ctx):
         self.ctx = ctx
@@ -133,11 +140,12 @@ class Deparser:
         w.line(f"deparser_{control.name}(struct packet_state *s)")
         w.line("{")
         with w.indented():
-            w.line(f"uint8_t out[{max(self._max, 1)}];")
-            w.line("uint32_t out_len = 0;")
+            w.line(f"struct p4_emitted emitted[{max(self._max, 1)}];")
+            w.line("unsigned n = 0;")
+            w.line("uint32_t len = 0;")
         w.extend(body)
         with w.indented():
-            w.lines(_COMMIT)
+            w.line("return p4_deparse(s->m, s->payload_offset, emitted, n, len);")
         w.line("}")
         w.line()
 
@@ -161,23 +169,10 @@ class Deparser:
                                              type=t.element, src=e.src), w)
         elif isinstance(t, T.TypeHeader):
             h = sg.exprs.locate(e).c
-            size = self.ctx.ctypes.header(t.decl).size
-            self._max += size
+            size = self.ctx.ctypes.header_size(t)
+            self._max += 1
             with w.block(f"if ({h}.valid)"):
-                w.line(f"memcpy(out + out_len, {h}.b, {size});")
-                w.line(f"out_len += {size};")
+                w.line(f"emitted[n++] = (struct p4_emitted){{ &{h}.p, {h}.b, {size} }};")
+                w.line(f"len += {size};")
         else:
             raise CompileError.at(e.src, f"unsupported: emit of {t}")
-
-
-_COMMIT = """\
-/* Replace the bytes the parser consumed with the emitted headers. */
-uint8_t *start;
-if (out_len > s->payload_offset)
-	start = (uint8_t *)rte_pktmbuf_prepend(s->m, (uint16_t)(out_len - s->payload_offset));
-else
-	start = (uint8_t *)rte_pktmbuf_adj(s->m, (uint16_t)(s->payload_offset - out_len));
-if (unlikely(start == NULL))
-	return false;
-memcpy(start, out, out_len);
-return true;"""

@@ -16,6 +16,7 @@ from typing import Callable, Optional, Union
 from ...diagnostics import CompileError
 from ...ir import nodes as ir
 from ...ir import types as T
+from . import headers
 from .types import CTypes, is_wide, storage_bytes
 
 B = ir.BinOp
@@ -131,7 +132,7 @@ class ExprGen:
             if f is None:
                 raise CompileError.at(e.src, f"no field '{e.name}' in header "
                                       f"'{bt.decl.name}'")
-            return Bits(f"{base.c}.b", f.bit_offset, f.width, e.type)
+            return Bits(f"{base.c}.p", f.bit_offset, f.width, e.type)
         if isinstance(bt, T.TypeStruct):
             base = self._host(e.expr)
             return self._host_or_bits(f"{base.c}.{e.name}", e.type)
@@ -369,7 +370,7 @@ class ExprGen:
             self._store_initializer(loc, rhs, w)
             return
         if isinstance(t, (T.TypeHeader, T.TypeStruct, T.TypeStack)):
-            w.line(f"{loc.c} = {self._host(rhs).c};")
+            headers.copy(loc.c, self._host(rhs).c, t, self.ctypes.header_size, w)
             return
         w.line(f"{loc.c} = {self.value(rhs)};")
 
@@ -404,7 +405,7 @@ class ExprGen:
         else:
             pairs = list(rhs.fields)
         if isinstance(loc.type, T.TypeHeader):
-            w.line(f"{loc.c}.valid = 1;")
+            w.line(headers.make_valid(loc.c))
         for name, value in pairs:
             member = ir.Member(Located(loc), name, type=_field_type(decl, name), src=rhs.src)
             self.store(self.locate(member), value, w)

@@ -97,4 +97,64 @@ p4_stack_index(uint64_t i, uint32_t size)
 {
 	return i < size ? (uint32_t)i : size - 1;
 }
+
+/* A header the deparser emits: where its bytes are (`*p`), its scratch
+ * bytes, its size. */
+struct p4_emitted {
+	uint8_t **p;
+	uint8_t *scratch;
+	uint32_t size;
+};
+
+/* The general deparser case: some emitted header is not at its final
+ * address.  Headers in the packet but out of place first move to their
+ * scratch bytes (so no destination overwrites another header's source),
+ * the header region grows or shrinks at the front of the mbuf, then every
+ * header not in place is copied there.  Parsed bytes that no emitted
+ * header covers disappear. */
+static __rte_noinline bool
+p4_deparse_move(struct rte_mbuf *m, uint32_t payload_offset,
+		const struct p4_emitted *e, unsigned n, uint32_t len)
+{
+	uint8_t *const payload = rte_pktmbuf_mtod(m, uint8_t *) + payload_offset;
+	uint8_t *at = payload - len;
+	unsigned i;
+
+	for (i = 0; i < n; at += e[i].size, i++) {
+		if (*e[i].p != at && *e[i].p != e[i].scratch) {
+			memcpy(e[i].scratch, *e[i].p, e[i].size);
+			*e[i].p = e[i].scratch;
+		}
+	}
+	if (len > payload_offset) {
+		if (rte_pktmbuf_prepend(m, (uint16_t)(len - payload_offset)) == NULL)
+			return false;
+	} else if (len < payload_offset) {
+		if (rte_pktmbuf_adj(m, (uint16_t)(payload_offset - len)) == NULL)
+			return false;
+	}
+	at = payload - len;
+	for (i = 0; i < n; at += e[i].size, i++) {
+		if (*e[i].p != at) {
+			memcpy(at, *e[i].p, e[i].size);
+			*e[i].p = at;
+		}
+	}
+	return true;
+}
+
+/* The emitted headers, `len` bytes in all, must end where the payload
+ * starts.  Returns false when they do not fit the mbuf. */
+static __rte_always_inline bool
+p4_deparse(struct rte_mbuf *m, uint32_t payload_offset,
+	   const struct p4_emitted *e, unsigned n, uint32_t len)
+{
+	uint8_t *at = rte_pktmbuf_mtod(m, uint8_t *) + payload_offset - len;
+	for (unsigned i = 0; i < n; at += e[i].size, i++)
+		if (unlikely(*e[i].p != at))
+			return p4_deparse_move(m, payload_offset, e, n, len);
+	if (unlikely(len != payload_offset))
+		return p4_deparse_move(m, payload_offset, e, n, len);
+	return true;
+}
 """

@@ -13,6 +13,7 @@ from ...ir import nodes as ir
 from ...ir import types as T
 from . import externs
 from .controls import block_bindings
+from . import headers
 from .emit import CodeWriter, source_comment
 from .expressions import ExprGen, c_int, width_of
 from .statements import StatementGen
@@ -43,7 +44,7 @@ class Parser:
         w.line(source_comment(parser.src))
         w.line("static __rte_always_inline void")
         with w.block(f"parser_{parser.name}(struct packet_state *s)"):
-            w.line("const uint8_t *pkt = rte_pktmbuf_mtod(s->m, const uint8_t *);")
+            w.line("uint8_t *pkt = rte_pktmbuf_mtod(s->m, uint8_t *);")
             w.line("const uint32_t len = rte_pktmbuf_data_len(s->m);")
             w.line("uint32_t off = 0;")
             w.line("uint16_t err = 0;")
@@ -51,6 +52,7 @@ class Parser:
                 if isinstance(d, ir.VarDecl):
                     name = ctx.temp(d.name)
                     w.line(ctx.ctypes.declare(d.type, name, d.src) + ";")
+                    headers.init_storage(name, d.type, w)
                     exprs.bindings[id(d)] = name
                     if d.init is not None:
                         exprs.store(exprs.locate(ir.PathExpr(d.name, decl=d, type=d.type)),
@@ -181,11 +183,28 @@ class Parser:
                    f"{self._goto_error('StackOutOfBounds')}")
         h = sg.exprs.locate(target).c
         w.line(f"if (unlikely(len - off < {size})) {self._goto_error('PacketTooShort')}")
-        w.line(f"memcpy({h}.b, pkt + off, {size});")
+        instance = self.ctx.header_instances.get(stack or h)
+        if instance is None:
+            # not a header of the headers struct: a copy (headers.py invariants)
+            w.line(f"memcpy({h}.b, pkt + off, {size});")
+            w.line(f"{h}.p = {h}.b;")
+        else:
+            inst, element = instance
+            if self.ctx.snapshot_i2e:
+                self._snapshot(inst, f"{stack}.next_index" if stack else str(element), w)
+            w.line(f"{h}.p = pkt + off;      /* in place: no copy */")
         w.line(f"{h}.valid = 1;")
         w.line(f"off += {size};")
         if stack:
             w.line(f"{stack}.next_index++;")
+
+    @staticmethod
+    def _snapshot(inst, element: str, w) -> None:
+        """The header's bytes as received, for I2E clones (in-place writes
+        change the packet itself)."""
+        w.line(f"s->i2e_received.at[{inst.index} + {element}] = off;")
+        w.line(f"memcpy(s->i2e_received.bytes + {inst.offset} + {inst.size} * ({element}), "
+               f"pkt + off, {inst.size});")
 
     def _value_call(self, sg, c: ir.MethodCall) -> str:
         name = externs.callee_name(c)

@@ -17,6 +17,7 @@ from ...ir import nodes as ir
 from ...ir import types as T
 from .emit import CodeWriter, source_comment
 from .walk import walk
+from . import headers
 from .expressions import ExprGen
 
 K = ir.CallKind
@@ -108,13 +109,10 @@ class StatementGen:
         name = self.ctx.temp(s.name)
         w.line(self.ctx.ctypes.declare(s.type, name, s.src) + ";")
         self.exprs.bindings[id(s)] = name
+        headers.init_storage(name, s.type, w)
         if s.init is not None:
             self.exprs.store(self.exprs.locate(ir.PathExpr(s.name, decl=s, type=s.type)),
                              s.init, w)
-        elif isinstance(s.type, T.TypeHeader):
-            w.line(f"{name}.valid = 0;")
-        elif isinstance(s.type, T.TypeStack):
-            w.line(f"memset(&{name}, 0, sizeof({name}));")
 
     def _switch(self, s: ir.SwitchStmt, w):
         e = s.expr
@@ -143,7 +141,8 @@ class StatementGen:
     def call(self, c: ir.MethodCall, w: CodeWriter) -> None:
         if c.kind in (K.HEADER_SET_VALID, K.HEADER_SET_INVALID):
             hdr = self.exprs.locate(c.target.expr)
-            w.line(f"{hdr.c}.valid = {1 if c.kind == K.HEADER_SET_VALID else 0};")
+            w.line(headers.make_valid(hdr.c) if c.kind == K.HEADER_SET_VALID
+                   else f"{hdr.c}.valid = 0;")
         elif c.kind in (K.STACK_PUSH_FRONT, K.STACK_POP_FRONT):
             self._stack_shift(c, w)
         elif c.kind == K.HEADER_IS_VALID:
@@ -163,13 +162,19 @@ class StatementGen:
             raise CompileError.at(c.src, "push_front/pop_front need a constant count")
         n, size = n_arg.value, stack.type.size
         s = stack.c
+        hsize = self.ctx.ctypes.header_size(stack.type.element)
         if c.kind == K.STACK_PUSH_FRONT:
-            for i in range(size - 1, -1, -1):
-                w.line(f"{s}.e[{i}] = {s}.e[{i - n}];" if i >= n else f"{s}.e[{i}].valid = 0;")
+            order = [(i, i - n) for i in range(size - 1, -1, -1)]
+        else:
+            order = [(i, i + n) for i in range(size)]
+        for dst, src in order:
+            if 0 <= src < size:
+                headers.move_element(f"{s}.e[{dst}]", f"{s}.e[{src}]", hsize, w)
+            else:
+                headers.init_storage(f"{s}.e[{dst}]", stack.type.element, w)
+        if c.kind == K.STACK_PUSH_FRONT:
             w.line(f"{s}.next_index = {s}.next_index + {n} > {size} ? {size} : {s}.next_index + {n};")
         else:
-            for i in range(size):
-                w.line(f"{s}.e[{i}] = {s}.e[{i + n}];" if i + n < size else f"{s}.e[{i}].valid = 0;")
             w.line(f"{s}.next_index = {s}.next_index > {n} ? {s}.next_index - {n} : 0;")
 
     def _hoist_table_applies(self, s, w):

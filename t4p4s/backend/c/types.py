@@ -1,8 +1,9 @@
 """C representation of P4 types.
 
-Headers are kept in wire format: ``struct { uint8_t valid; uint8_t b[N]; }``
-with each field at a constant bit offset, so extract and emit are memcpy
-and a field access is a constant-offset ``t4p4s_get_bits``/``set_bits``.
+Headers are in wire format, each field at a constant bit offset:
+``struct { uint8_t *p; uint8_t valid; uint8_t b[N]; }`` where ``p`` points at
+the header's bytes, in the packet or in ``b`` (see headers.py), so a field
+access is a constant-offset ``t4p4s_get_bits``/``set_bits`` on ``p``.
 Everything else (metadata, locals) is host order: ``bit<W>`` is the
 smallest ``uintN_t`` holding it, or big-endian ``uint8_t[ceil(W/8)]`` (value
 right-aligned) when W > 64; a signed ``int<W>`` holds its two's complement
@@ -114,6 +115,9 @@ class CTypes:
                                   f"'{t.decl.name}'")
         raise CompileError.at(src, f"unsupported: values of type {t}")
 
+    def header_size(self, t: T.TypeHeader) -> int:
+        return self.header(t.decl).size
+
     def declare(self, t: T.Type, name: str, src=None) -> str:
         if is_wide(t):
             return f"uint8_t {name}[{storage_bytes(t.width)}]"
@@ -148,6 +152,7 @@ class CTypes:
                     f"{f.name} bits {f.bit_offset}..{f.bit_offset + f.width - 1}"
                     for f in layout.fields.values()) + " */")
                 with w.block(f"struct {layout.c_name}", "};"):
+                    w.line("uint8_t *p;       /* the bytes: in the packet, or b */")
                     w.line("uint8_t valid;")
                     w.line(f"uint8_t b[{max(layout.size, 1)}];")
             elif isinstance(t, T.TypeStruct):

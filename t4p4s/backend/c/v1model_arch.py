@@ -17,7 +17,9 @@ from ...ir import nodes as ir
 from ...ir import types as T
 from .context import (DROP_PORT, INSTANCE_EGRESS_CLONE, INSTANCE_INGRESS_CLONE)
 from .emit import CodeWriter
-from .externs import NO_FIELD_LIST
+from . import headers
+from .externs import NO_FIELD_LIST, arg, callee_name
+from .walk import walk
 
 
 def _fields(t) -> list:
@@ -45,22 +47,43 @@ def state_struct(ctx, extra_fields: list) -> CodeWriter:
         w.line(f"{ctx.ctypes.c_type(b.standard_metadata_type)} std;")
         for f in extra_fields:
             w.line(f)
+        if ctx.snapshot_i2e:
+            insts = _instances(ctx)
+            n = sum(i.count for i in insts)
+            nbytes = sum(i.count * i.size for i in insts)
+            w.line("/* I2E clones are the packet as received, but the pipeline "
+                   "writes headers in place:")
+            w.line(" * the parser keeps the bytes of every header it extracts "
+                   "(at[k]: packet offset of")
+            w.line(" * header instance k, or UINT32_MAX) */")
+            with w.block("struct", "} i2e_received;"):
+                w.line(f"uint32_t at[{n}];")
+                w.line(f"uint8_t bytes[{max(nbytes, 1)}];")
     w.line()
     return w
 
 
-def _header_paths(ctx, t, path: str) -> list:
-    """C paths of every header (and stack) inside the headers struct."""
-    out = []
-    for f in _fields(t):
-        p = f"{path}.{f.name}"
-        if isinstance(f.type, T.TypeHeader):
-            out.append((p, f.type))
-        elif isinstance(f.type, T.TypeStack):
-            out.append((p, f.type))
-        elif isinstance(f.type, T.TypeStruct):
-            out += _header_paths(ctx, f.type, p)
+def _instances(ctx) -> list:
+    seen, out = set(), []
+    for inst, _ in ctx.header_instances.values():
+        if inst.index not in seen:
+            seen.add(inst.index)
+            out.append(inst)
     return out
+
+
+def uses_i2e_clone(bound) -> bool:
+    """Whether any clone()/clone_preserving_field_list() is an I2E clone
+    (the clone type is a compile-time constant)."""
+    code = bound.blocks + [d for d in bound.program.declarations
+                           if isinstance(d, (ir.ActionDecl, ir.FunctionDecl))]
+    for n in (n for block in code for n in walk(block)):
+        if isinstance(n, ir.MethodCall) and callee_name(n) in (
+                "clone", "clone_preserving_field_list"):
+            kind = arg(n, 0)
+            if isinstance(kind, ir.Member) and kind.name == "I2E":
+                return True
+    return False
 
 
 def _field_lists(t, path: str) -> dict:
@@ -85,22 +108,35 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
     std_fields = {f.name for f in b.standard_metadata_type.decl.fields}
 
     # -- state reset ---------------------------------------------------------
-    w.line("/* Headers invalid, metadata zero (as bmv2), standard metadata of a "
-           "fresh packet. */")
+    w.line("/* Headers invalid (on their scratch bytes: never a pointer into "
+           "an earlier packet),")
+    w.line(" * metadata zero (as bmv2), standard metadata of a fresh packet. */")
     w.line("static __rte_always_inline void")
     with w.block("packet_state_reset(struct packet_state *s)"):
-        for path, t in _header_paths(ctx, b.headers_type, "s->hdr"):
-            if isinstance(t, T.TypeStack):
-                for i in range(t.size):
-                    w.line(f"{path}.e[{i}].valid = 0;")
-                w.line(f"{path}.next_index = 0;")
-            else:
-                w.line(f"{path}.valid = 0;")
+        headers.init_storage("s->hdr", b.headers_type, w)
         w.line("memset(&s->meta, 0, sizeof(s->meta));")
+        headers.init_storage("s->meta", b.metadata_type, w)
         w.line("memset(&s->std, 0, sizeof(s->std));")
         w.line("s->clone_i2e.requested = false;")
         w.line("s->clone_e2e.requested = false;")
+        if ctx.snapshot_i2e:
+            w.line("memset(s->i2e_received.at, 0xff, sizeof(s->i2e_received.at));")
     w.line()
+
+    # -- I2E clones: the received bytes back into the copy ---------------------
+    if ctx.snapshot_i2e:
+        w.line("/* Puts the bytes of the headers the parser extracted back as "
+               "received. */")
+        w.line("static void")
+        with w.block("restore_received(const struct packet_state *s, struct rte_mbuf *copy)"):
+            w.line("uint8_t *pkt = rte_pktmbuf_mtod(copy, uint8_t *);")
+            for inst in _instances(ctx):
+                with w.block(f"for (unsigned i = 0; i < {inst.count}; i++)"):
+                    w.line(f"uint32_t at = s->i2e_received.at[{inst.index} + i];")
+                    w.line(f"if (at != UINT32_MAX && at + {inst.size} <= rte_pktmbuf_data_len(copy))")
+                    w.line(f"\tmemcpy(pkt + at, s->i2e_received.bytes + {inst.offset} + "
+                           f"{inst.size} * i, {inst.size});")
+        w.line()
 
     # -- field lists preserved by clones ------------------------------------
     lists = _field_lists(b.metadata_type, "meta")
@@ -171,7 +207,8 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
             w.line(f"{parser}(&c);")
         w.line("else {")
         with w.indented():
-            w.line("c.hdr = s->hdr;             /* headers as egress left them */")
+            w.line("/* headers as egress left them: s's point into s->m, so copy bytes */")
+            headers.copy("c.hdr", "s->hdr", b.headers_type, ctx.ctypes.header_size, w)
             w.line("c.payload_offset = s->payload_offset;")
         w.line("}")
         w.line("c.std.egress_spec = (uint32_t)port;")
@@ -196,11 +233,13 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
         w.line(f"{vc}(&s);")
         w.line(f"{ig}(&s);")
         with w.block("if (unlikely(s.clone_i2e.requested))"):
-            w.line("/* the mbuf still holds the packet as received: the "
-                   "deparser has not run */")
+            w.line("/* the mbuf has the received layout (the deparser has not "
+                   "run); its header bytes come back from the parser's snapshot */")
             w.line("struct rte_mbuf *copy = t4p4s_clone_packet(lc, m);")
-            w.line("if (copy != NULL)")
-            w.line(f"\tclone_to_egress(&s, copy, &s.clone_i2e, {INSTANCE_INGRESS_CLONE});")
+            with w.block("if (copy != NULL)"):
+                if ctx.snapshot_i2e:
+                    w.line("restore_received(&s, copy);")
+                w.line(f"clone_to_egress(&s, copy, &s.clone_i2e, {INSTANCE_INGRESS_CLONE});")
         with w.block(f"if (unlikely(s.std.egress_spec == {DROP_PORT}))"):
             w.line("t4p4s_drop(lc, m, T4P4S_DROP_PIPELINE);")
             w.line("return;")
