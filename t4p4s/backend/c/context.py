@@ -27,8 +27,14 @@ class Context:
     # C path of each header of the headers struct (stack elements too; a
     # stack's own path for `.next`) -> (headers.Instance, element number)
     header_instances: dict = field(default_factory=dict)
-    # the program clones I2E: the parser keeps the received header bytes
-    snapshot_i2e: bool = False
+    # clone types the program uses ("I2E", "E2E"): known statically, so a
+    # program without clones carries no clone code
+    clone_kinds: frozenset = frozenset()
+
+    @property
+    def snapshot_i2e(self) -> bool:
+        """I2E clones: the parser keeps the received header bytes."""
+        return "I2E" in self.clone_kinds
 
     @property
     def errors(self) -> list:

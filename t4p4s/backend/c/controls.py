@@ -10,7 +10,7 @@ from . import headers
 from .emit import CodeWriter, source_comment
 from .expressions import ExprGen
 from .statements import StatementGen
-from .types import storage_bytes
+from .walk import walk
 
 K = ir.CallKind
 
@@ -115,39 +115,76 @@ class Controls:
 
 class Deparser:
     """The deparser: the emitted headers (valid ones, in emit order) must
-    end up right before the payload.  Usually every one of them already is
-    there (headers stay in the packet, nothing added or removed) and the
-    deparser does nothing; otherwise p4_deparse_move() rewrites the header
-    region."""
+    end up right before the payload.  ``deparser_X`` walks the emits only
+    checking that each header already is where it belongs if nothing moves
+    (the common case: headers stay in the packet, none added or removed),
+    without writing anything.  Otherwise ``deparser_X_move`` walks them
+    again, collecting them, and p4_deparse_move() rewrites the header
+    region.  A deparser body with extern calls always takes the second
+    path, so that their side effects happen once."""
 
     def __init__(self, ctx):
         self.ctx = ctx
         self.functions = CodeWriter()
-        self._max = 0
+        self._collect = False
+        self._n_emits = 0
 
     def emit(self, control: ir.ControlDecl) -> None:
-        ctx = self.ctx
-        exprs = ExprGen(ctx.ctypes, ctx.constants, ctx.errors,
-                        block_bindings(ctx, control.params), None)
-        sg = StatementGen(ctx, exprs, self._call_stmt)
-        body = CodeWriter()
-        with body.indented():
-            sg.block(control.body.statements, body)
+        name = f"deparser_{control.name}"
+        has_externs = any(isinstance(n, ir.MethodCall)
+                          and n.kind in (K.EXTERN_FUNCTION, K.EXTERN_METHOD)
+                          and externs.callee_name(n) != "emit"
+                          for n in walk(control.body))
         w = self.functions
         w.line(source_comment(control.src))
-        w.line("/* Returns false when the headers do not fit the mbuf. */")
-        w.line("static __rte_always_inline bool")
-        w.line(f"deparser_{control.name}(struct packet_state *s)")
+        w.line("/* The emitted headers, collected, in front of the payload "
+               "(cold). */")
+        w.line("static __rte_noinline bool")
+        w.line(f"{name}_move(struct packet_state *s)")
         w.line("{")
+        body = self._body(control, collect=True)
         with w.indented():
-            w.line(f"struct p4_emitted emitted[{max(self._max, 1)}];")
+            w.line(f"struct p4_emitted emitted[{max(self._n_emits, 1)}];")
             w.line("unsigned n = 0;")
             w.line("uint32_t len = 0;")
         w.extend(body)
         with w.indented():
-            w.line("return p4_deparse(s->m, s->payload_offset, emitted, n, len);")
+            w.line("return p4_deparse_move(s->m, s->payload_offset, emitted, n, len);")
         w.line("}")
         w.line()
+        w.line(source_comment(control.src))
+        w.line("/* Returns false when the headers do not fit the mbuf. */")
+        w.line("static __rte_always_inline bool")
+        w.line(f"{name}(struct packet_state *s)")
+        w.line("{")
+        with w.indented():
+            if has_externs:
+                w.line("/* extern calls: run the body once, in the general path */")
+                w.line(f"return {name}_move(s);")
+            else:
+                w.line("uint8_t *const start = rte_pktmbuf_mtod(s->m, uint8_t *);")
+                w.line("uint8_t *at = start;    /* where the next header is if "
+                       "nothing moves */")
+                w.line("bool in_place = true;")
+        if not has_externs:
+            w.extend(self._body(control, collect=False))
+            with w.indented():
+                w.line("if (likely(in_place && at == start + s->payload_offset))")
+                w.line("\treturn true;")
+                w.line(f"return {name}_move(s);")
+        w.line("}")
+        w.line()
+
+    def _body(self, control: ir.ControlDecl, collect: bool) -> CodeWriter:
+        ctx = self.ctx
+        exprs = ExprGen(ctx.ctypes, ctx.constants, ctx.errors,
+                        block_bindings(ctx, control.params), None)
+        sg = StatementGen(ctx, exprs, self._call_stmt)
+        self._collect, self._n_emits = collect, 0
+        body = CodeWriter()
+        with body.indented():
+            sg.block(control.body.statements, body)
+        return body
 
     def _call_stmt(self, sg, c: ir.MethodCall, w) -> None:
         if externs.callee_name(c) != "emit":
@@ -170,9 +207,13 @@ class Deparser:
         elif isinstance(t, T.TypeHeader):
             h = sg.exprs.locate(e).c
             size = self.ctx.ctypes.header_size(t)
-            self._max += 1
+            self._n_emits += 1
             with w.block(f"if ({h}.valid)"):
-                w.line(f"emitted[n++] = (struct p4_emitted){{ &{h}.p, {h}.b, {size} }};")
-                w.line(f"len += {size};")
+                if self._collect:
+                    w.line(f"emitted[n++] = (struct p4_emitted){{ &{h}.p, {h}.b, {size} }};")
+                    w.line(f"len += {size};")
+                else:
+                    w.line(f"in_place &= {h}.p == at;")
+                    w.line(f"at += {size};")
         else:
             raise CompileError.at(e.src, f"unsupported: emit of {t}")

@@ -107,12 +107,13 @@ struct p4_emitted {
 };
 
 /* The general deparser case: some emitted header is not at its final
- * address.  Headers in the packet but out of place first move to their
+ * address, or the emitted headers are longer or shorter than the parsed
+ * ones.  Headers in the packet but out of place first move to their
  * scratch bytes (so no destination overwrites another header's source),
  * the header region grows or shrinks at the front of the mbuf, then every
  * header not in place is copied there.  Parsed bytes that no emitted
  * header covers disappear. */
-static __rte_noinline bool
+static inline bool
 p4_deparse_move(struct rte_mbuf *m, uint32_t payload_offset,
 		const struct p4_emitted *e, unsigned n, uint32_t len)
 {
@@ -140,21 +141,6 @@ p4_deparse_move(struct rte_mbuf *m, uint32_t payload_offset,
 			*e[i].p = at;
 		}
 	}
-	return true;
-}
-
-/* The emitted headers, `len` bytes in all, must end where the payload
- * starts.  Returns false when they do not fit the mbuf. */
-static __rte_always_inline bool
-p4_deparse(struct rte_mbuf *m, uint32_t payload_offset,
-	   const struct p4_emitted *e, unsigned n, uint32_t len)
-{
-	uint8_t *at = rte_pktmbuf_mtod(m, uint8_t *) + payload_offset - len;
-	for (unsigned i = 0; i < n; at += e[i].size, i++)
-		if (unlikely(*e[i].p != at))
-			return p4_deparse_move(m, payload_offset, e, n, len);
-	if (unlikely(len != payload_offset))
-		return p4_deparse_move(m, payload_offset, e, n, len);
 	return true;
 }
 """

@@ -9,7 +9,7 @@ from .descriptors import Descriptors
 from .helpers import HELPERS_C
 from .parser import Parser
 from .tables import Tables
-from .v1model_arch import pipeline, state_struct, uses_i2e_clone
+from .v1model_arch import pipeline, state_struct, clone_kinds
 from . import headers
 
 _HEADER = """\
@@ -43,7 +43,7 @@ def generate_c(bound, resources: Resources, program_name: str,
         ctx.header_instances[inst.path] = (inst, None if inst.stack_size else 0)
         for i in range(inst.stack_size or 0):
             ctx.header_instances[f"{inst.path}.e[{i}]"] = (inst, i)
-    ctx.snapshot_i2e = uses_i2e_clone(bound)
+    ctx.clone_kinds = clone_kinds(bound)
     actions = Actions(ctx)
     tables = Tables(ctx, actions)
     state_fields: list = []

@@ -72,18 +72,19 @@ def _instances(ctx) -> list:
     return out
 
 
-def uses_i2e_clone(bound) -> bool:
-    """Whether any clone()/clone_preserving_field_list() is an I2E clone
-    (the clone type is a compile-time constant)."""
+def clone_kinds(bound) -> frozenset:
+    """The clone types ("I2E", "E2E") of the program's clone() and
+    clone_preserving_field_list() calls (always compile-time constants)."""
     code = bound.blocks + [d for d in bound.program.declarations
                            if isinstance(d, (ir.ActionDecl, ir.FunctionDecl))]
+    kinds = set()
     for n in (n for block in code for n in walk(block)):
         if isinstance(n, ir.MethodCall) and callee_name(n) in (
                 "clone", "clone_preserving_field_list"):
             kind = arg(n, 0)
-            if isinstance(kind, ir.Member) and kind.name == "I2E":
-                return True
-    return False
+            if isinstance(kind, ir.Member):
+                kinds.add(kind.name)
+    return frozenset(kinds)
 
 
 def _field_lists(t, path: str) -> dict:
@@ -117,8 +118,8 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
         w.line("memset(&s->meta, 0, sizeof(s->meta));")
         headers.init_storage("s->meta", b.metadata_type, w)
         w.line("memset(&s->std, 0, sizeof(s->std));")
-        w.line("s->clone_i2e.requested = false;")
-        w.line("s->clone_e2e.requested = false;")
+        for kind in sorted(ctx.clone_kinds):
+            w.line(f"s->clone_{kind.lower()}.requested = false;")
         if ctx.snapshot_i2e:
             w.line("memset(s->i2e_received.at, 0xff, sizeof(s->i2e_received.at));")
     w.line()
@@ -156,19 +157,23 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
 
     vc, ig, eg, cc = controls
     # -- egress and out -----------------------------------------------------
-    w.line("static void clone_to_egress(struct packet_state *s, struct rte_mbuf *copy,")
-    w.line("\t\t\t    const struct clone_request *req, uint32_t instance_type);")
-    w.line()
+    if ctx.clone_kinds:
+        w.line("static void clone_to_egress(struct packet_state *s, struct rte_mbuf *copy,")
+        w.line("\t\t\t    const struct clone_request *req, uint32_t instance_type);")
+        w.line()
     w.line("/* egress, computeChecksum, deparser, transmit; `is_clone` stops "
            "clones of clones. */")
     w.line("static __rte_always_inline void")
     with w.block("egress_and_send(struct packet_state *s, bool is_clone)"):
         w.line("s->std.egress_port = s->std.egress_spec;")
         w.line(f"{eg}(s);")
-        with w.block("if (unlikely(s->clone_e2e.requested) && !is_clone)"):
-            w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m);")
-            w.line("if (copy != NULL)")
-            w.line(f"\tclone_to_egress(s, copy, &s->clone_e2e, {INSTANCE_EGRESS_CLONE});")
+        if "E2E" in ctx.clone_kinds:
+            with w.block("if (unlikely(s->clone_e2e.requested) && !is_clone)"):
+                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m);")
+                w.line("if (copy != NULL)")
+                w.line(f"\tclone_to_egress(s, copy, &s->clone_e2e, {INSTANCE_EGRESS_CLONE});")
+        else:
+            w.line("(void)is_clone;     /* the program makes no E2E clones */")
         with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
             w.line("t4p4s_drop(s->lc, s->m, T4P4S_DROP_PIPELINE);")
             w.line("return;")
@@ -179,7 +184,40 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
         w.line("t4p4s_send(s->lc, s->m, s->std.egress_port);")
     w.line()
 
-    # -- clones (cold) ----------------------------------------------------------
+    if ctx.clone_kinds:
+        _clone_to_egress(ctx, parser, std_fields, w)
+
+    # -- the pipeline -----------------------------------------------------------
+    with w.block("void\nt4p4s_pipeline_process(struct t4p4s_lcore *lc, "
+                 "struct rte_mbuf *m, uint16_t in_port)"):
+        w.line("struct packet_state s;")
+        w.line("s.lc = lc;")
+        w.line("s.m = m;")
+        w.line("s.exited = false;")
+        w.line("packet_state_reset(&s);")
+        w.line("s.std.ingress_port = in_port;")
+        if "packet_length" in std_fields:
+            w.line("s.std.packet_length = rte_pktmbuf_pkt_len(m);")
+        w.line(f"{parser}(&s);")
+        w.line(f"{vc}(&s);")
+        w.line(f"{ig}(&s);")
+        if ctx.snapshot_i2e:
+            with w.block("if (unlikely(s.clone_i2e.requested))"):
+                w.line("/* the mbuf has the received layout (the deparser has not "
+                       "run); its header bytes come back from the parser's snapshot */")
+                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(lc, m);")
+                with w.block("if (copy != NULL)"):
+                    w.line("restore_received(&s, copy);")
+                    w.line(f"clone_to_egress(&s, copy, &s.clone_i2e, {INSTANCE_INGRESS_CLONE});")
+        with w.block(f"if (unlikely(s.std.egress_spec == {DROP_PORT}))"):
+            w.line("t4p4s_drop(lc, m, T4P4S_DROP_PIPELINE);")
+            w.line("return;")
+        w.line("egress_and_send(&s, false);")
+    return w
+
+
+def _clone_to_egress(ctx, parser: str, std_fields: set, w) -> None:
+    b = ctx.bound
     w.line("/* A clone goes through egress to its session's port; rare, so "
            "kept out of line. */")
     w.line("static __rte_noinline void")
@@ -217,31 +255,3 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
             w.line("if (c.payload_offset > truncate) c.payload_offset = truncate;")
         w.line("egress_and_send(&c, true);")
     w.line()
-
-    # -- the pipeline -----------------------------------------------------------
-    with w.block("void\nt4p4s_pipeline_process(struct t4p4s_lcore *lc, "
-                 "struct rte_mbuf *m, uint16_t in_port)"):
-        w.line("struct packet_state s;")
-        w.line("s.lc = lc;")
-        w.line("s.m = m;")
-        w.line("s.exited = false;")
-        w.line("packet_state_reset(&s);")
-        w.line("s.std.ingress_port = in_port;")
-        if "packet_length" in std_fields:
-            w.line("s.std.packet_length = rte_pktmbuf_pkt_len(m);")
-        w.line(f"{parser}(&s);")
-        w.line(f"{vc}(&s);")
-        w.line(f"{ig}(&s);")
-        with w.block("if (unlikely(s.clone_i2e.requested))"):
-            w.line("/* the mbuf has the received layout (the deparser has not "
-                   "run); its header bytes come back from the parser's snapshot */")
-            w.line("struct rte_mbuf *copy = t4p4s_clone_packet(lc, m);")
-            with w.block("if (copy != NULL)"):
-                if ctx.snapshot_i2e:
-                    w.line("restore_received(&s, copy);")
-                w.line(f"clone_to_egress(&s, copy, &s.clone_i2e, {INSTANCE_INGRESS_CLONE});")
-        with w.block(f"if (unlikely(s.std.egress_spec == {DROP_PORT}))"):
-            w.line("t4p4s_drop(lc, m, T4P4S_DROP_PIPELINE);")
-            w.line("return;")
-        w.line("egress_and_send(&s, false);")
-    return w
