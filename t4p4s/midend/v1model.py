@@ -15,6 +15,7 @@ from typing import Optional
 from ..diagnostics import CompileError
 from ..ir import nodes as ir
 from ..ir import types as T
+from .inline_controls import inline_sub_controls
 
 PACKAGE_NAME = "V1Switch"
 
@@ -62,6 +63,9 @@ class V1ModelProgram:
 
 
 def bind(program: ir.Program) -> V1ModelProgram:
+    """Also inlines sub-control instances (see inline_controls): the
+    blocks it returns apply none."""
+    inline_sub_controls(program)
     main = _find_main(program)
     package = _package_decl(main)
     if package is None or package.name != PACKAGE_NAME:
