@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,6 +76,21 @@ class ControlClient:
         self.sock.close()
 
 
+# sun_path holds 108 bytes with the terminating NUL.
+MAX_SOCKET_PATH = 107
+
+
+def _control_socket_path(run_dir: Path) -> tuple[Path, Path | None]:
+    """The socket in the run directory, or in a short private directory
+    (returned second, for removal) when the run directory is too deep for a
+    UNIX socket address."""
+    path = run_dir.resolve() / "control.sock"
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        return path, None
+    short_dir = Path(tempfile.mkdtemp(prefix="t4p4s-ctl-"))
+    return short_dir / "control.sock", short_dir
+
+
 class RuntimeProcess:
     """A compiled executable running with a control socket. Always stop()
     it (it polls at 100% CPU); stop() is safe to call twice."""
@@ -82,7 +98,7 @@ class RuntimeProcess:
     def __init__(self, executable, eal_args, app_args, run_dir, startup_timeout=30.0):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.control_path = self.run_dir / "control.sock"
+        self.control_path, self._socket_dir = _control_socket_path(self.run_dir)
         self.log_path = self.run_dir / "runtime.log"
         self.control_path.unlink(missing_ok=True)
         self.argv = [str(executable), *eal_args, "--",
@@ -143,4 +159,7 @@ class RuntimeProcess:
                 self.process.wait()
         self._log.close()
         self.control_path.unlink(missing_ok=True)
+        if self._socket_dir is not None:
+            self._socket_dir.rmdir()
+            self._socket_dir = None
         return self.process.returncode

@@ -122,6 +122,7 @@ class _Run:
         self.injected = [0] * self.n_ports
         self.expects: list[list[stf.Expect]] = [[] for _ in range(self.n_ports)]
         self.unsettled = False
+        self.padded: list[str] = []
         self.executable = executable
         self.run_dir = run_dir
         self.lcores = lcores
@@ -197,7 +198,12 @@ class _Run:
     def execute(self, command):
         if isinstance(command, stf.Packet):
             self._say(f"{command.source}: packet on port {command.port}: {command.data.hex()}")
-            self.capture.send(command.port, command.data)
+            padding = self.capture.send(command.port, command.data)
+            if padding:
+                self.padded.append(f"{command.source}: the {len(command.data)}-byte packet was "
+                                   f"sent with {padding} zero bytes appended (a veth carries "
+                                   f"no frame shorter than an Ethernet header)")
+                self._say(self.padded[-1])
             self.injected[command.port] += 1
             self.unsettled = True
         elif isinstance(command, stf.Expect):
@@ -257,6 +263,8 @@ class _Run:
             self.outcome.captured = self.capture.snapshot()
             if not self.outcome.failures:
                 self.compare(self.outcome.captured)
+            if self.outcome.failures:
+                self.outcome.failures += self.padded
             if not self.runtime.alive():
                 self.outcome.failures.append(f"the runtime died:\n{self.runtime.log_tail()}")
         finally:

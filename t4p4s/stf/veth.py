@@ -22,6 +22,7 @@ from t4p4s.stf.parser import StfError
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
+ETH_HEADER_LEN = 14
 _sequence = itertools.count()
 
 
@@ -96,8 +97,14 @@ class PortCapture:
                     self.frames[port_of[sock.fileno()]].append(frame)
                     self.last_arrival = time.monotonic()
 
-    def send(self, port: int, frame: bytes):
-        self.sockets[port].send(frame)
+    def send(self, port: int, frame: bytes) -> int:
+        """Inject `frame`; returns how many zero bytes were appended: the
+        kernel refuses to send a frame shorter than an Ethernet header on a
+        veth, where p4c's STF tests (replayed from pcap files on bmv2) may
+        use shorter packets."""
+        padding = max(0, ETH_HEADER_LEN - len(frame))
+        self.sockets[port].send(frame + bytes(padding))
+        return padding
 
     def total(self) -> int:
         with self._lock:
