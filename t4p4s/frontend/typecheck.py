@@ -86,6 +86,7 @@ class Checker:
             d.return_type = self.resolve_type(d.return_type, inner)
             self.declare(s, d.name, d)
         elif isinstance(d, N.FunctionDecl):
+            self.declare(s, d.name, d)
             raise CompileError.at(d.src, f"unsupported: function declaration '{d.name}' "
                                          "(use an action)")
         elif isinstance(d, (N.ParserTypeDecl, N.ControlTypeDecl, N.PackageTypeDecl)):
@@ -651,6 +652,10 @@ class Checker:
             e.type = T.TypeAction(decl)
         elif isinstance(decl, (N.ParserState,)):
             raise CompileError.at(e.src, f"parser state '{e.name}' used as a value")
+        elif isinstance(decl, N.FunctionDecl):
+            # Its declaration was already reported as unsupported: abandon
+            # this statement without a second, misleading diagnostic.
+            raise CompileError([])
         else:
             raise CompileError.at(e.src, f"'{e.name}' is a type, not a value")
         return e
