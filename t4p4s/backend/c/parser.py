@@ -5,6 +5,9 @@ bytes.  An error (PacketTooShort, StackOutOfBounds, NoMatch, verify())
 stops parsing: as in v1model/bmv2 the packet goes on to ingress with
 ``standard_metadata.parser_error`` set, headers extracted so far valid, and
 the payload starting where parsing stopped.
+
+Extracting into a header of the headers struct only points it at its bytes
+in the mbuf (headers.py); any other header variable gets a copy.
 """
 from __future__ import annotations
 

@@ -10,6 +10,12 @@ received, parsed again (metadata reset except the preserved field list,
 instance_type 1), sent through egress to the session's port; an
 egress-to-egress clone keeps the headers as egress left them (metadata
 reset likewise, instance_type 2).  A clone is not cloned again.
+
+Headers are written in place (headers.py), so the packet an I2E clone
+starts from is not the received one: programs that clone I2E keep the
+received bytes of each extracted header (the parser's snapshot) and put
+them back into the clone.  Programs without clone calls carry no clone
+code at all.
 """
 from __future__ import annotations
 
