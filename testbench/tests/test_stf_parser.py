@@ -50,6 +50,7 @@ def test_checks():
     ("packet x 00", "the port must be a number"),
     ("packet 0 0g", "unexpected characters"),
     ("packet 0 001", "odd number of hex digits"),
+    ("expect 0 001 $", "odd number of hex digits"),
     ("add t k:zz a()", "bad key value for 'k'"),
     ("check_counter c(1) packets>2", "packets==N"),
     ("wait now", "takes no arguments"),
@@ -110,5 +111,8 @@ def test_compare_frame():
     assert compare_frame(expect, bytes.fromhex("001f22ff")) is None, "longer frames match without $"
     assert "1 nibble(s) differ" in compare_frame(expect, bytes.fromhex("002f22"))
     assert "at least 3" in compare_frame(expect, bytes.fromhex("001f"))
+    half_byte = parse_one("expect 1 00 1* 2")
+    assert compare_frame(half_byte, bytes.fromhex("001f2b")) is None, "an expect may end mid-byte"
+    assert "1 nibble(s) differ" in compare_frame(half_byte, bytes.fromhex("001f3b"))
     exact = parse_one("expect 1 00 1* 22 $")
     assert "exactly 3" in compare_frame(exact, bytes.fromhex("001f22ff"))
