@@ -164,15 +164,15 @@ class Descriptors:
         default = t.decl.default_action
         default_decl = default.action if default else t.actions[-1].action.decl
         struct = self.actions.data_struct(default_decl)
-        data_sizes = [f"sizeof({self.actions.data_struct(r.action.decl)})"
-                      for r in t.actions if self.actions.data_struct(r.action.decl)]
+        data_structs = [self.actions.data_struct(r.action.decl) for r in t.actions
+                        if self.actions.data_struct(r.action.decl)]
         w.line(f"[{t.index}] = {{  /* {source_comment(t.decl.src)[3:-3]} */")
         with w.indented():
             w.line(f".name = \"{t.name}\", .id = 0x{t.id:08x},")
             w.line(f".n_keys = {len(layout)}, .keys = keys_{cname}, .key_size = {key_size},")
             w.line(f".n_actions = {len(t.actions)}, .actions = table_actions_{cname},")
             w.line(f".size = {t.size},")
-            w.line(f".data_size = {_max_expr(data_sizes)},")
+            w.line(f".data_size = {_largest_size(data_structs)},")
             w.line(f".default_action = {t.action_index(default_decl)}, "
                    f".default_data = {f'(const uint8_t *)&default_data_{cname}' if struct else 'NULL'}, "
                    f".default_is_const = {'true' if t.decl.default_action_is_const else 'false'},")
@@ -235,13 +235,15 @@ class Descriptors:
         return entry.priority if t.decl.largest_priority_wins else (1 << 24) - entry.priority
 
 
-def _max_expr(items: list) -> str:
-    if not items:
+def _largest_size(structs: list) -> str:
+    """A constant expression for the largest of the structs (the size of
+    their union): usable in a file-scope initializer, unlike RTE_MAX."""
+    if not structs:
         return "0"
-    expr = items[0]
-    for x in items[1:]:
-        expr = f"RTE_MAX({expr}, {x})"
-    return expr
+    if len(structs) == 1:
+        return f"sizeof({structs[0]})"
+    members = " ".join(f"{s} a{i};" for i, s in enumerate(structs))
+    return f"sizeof(union {{ {members} }})"
 
 
 def _c_string(s: str) -> str:
