@@ -362,17 +362,23 @@ table_clear(struct t4p4s_table *t)
 {
 	if (t->records == NULL)
 		return 0;
+	/* deleting while iterating would skip keys: collect the records first
+	 * (restarting the iteration after each delete is quadratic) */
+	struct table_record **records =
+		malloc((t->n_entries ? t->n_entries : 1) * sizeof(*records));
+	if (records == NULL)
+		return -ENOMEM;
+	uint32_t n = 0, next = 0;
 	const void *key;
 	void *data;
-	uint32_t next = 0;
-	/* deleting while iterating would skip keys: restart each time */
-	while (rte_hash_iterate(t->records, &key, &data, &next) >= 0) {
-		int ret = record_delete(t, data);
-		if (ret != 0)
-			return ret;
-		next = 0;
-	}
-	return 0;
+	while (n < t->n_entries &&
+	       rte_hash_iterate(t->records, &key, &data, &next) >= 0)
+		records[n++] = data;
+	int ret = 0;
+	for (uint32_t i = 0; i < n && ret == 0; i++)
+		ret = record_delete(t, records[i]);
+	free(records);
+	return ret;
 }
 
 void
