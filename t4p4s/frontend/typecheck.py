@@ -253,14 +253,20 @@ class Checker:
         self.declare_params(d.params, inner)
         self.block(d.body, inner, new_scope=False)
 
-    def parser_decl(self, d: N.ParserDecl, scope):
+    def block_scope(self, d, scope, kind: str):
+        """The scope inside a parser or control: its type parameters, apply
+        and constructor parameters, and its local declarations."""
         inner = self.generic_scope(scope, d.type_params)
-        inner.kind = "parser"
+        inner.kind = kind
         d.params = self.check_params(d.params, inner)
         d.ctor_params = self.check_params(d.ctor_params, inner)
         self.declare_params(d.params + d.ctor_params, inner)
         for loc in d.locals:
             self.local_decl(loc, inner)
+        return inner
+
+    def parser_decl(self, d: N.ParserDecl, scope):
+        inner = self.block_scope(d, scope, "parser")
         for st in d.states:
             self.declare(inner, st.name, st)
         if not any(st.name == "start" for st in d.states):
@@ -323,13 +329,7 @@ class Checker:
         return self.convert(self.expr(ks, scope, typ), typ, "match")
 
     def control_decl(self, d: N.ControlDecl, scope):
-        inner = self.generic_scope(scope, d.type_params)
-        inner.kind = "control"
-        d.params = self.check_params(d.params, inner)
-        d.ctor_params = self.check_params(d.ctor_params, inner)
-        self.declare_params(d.params + d.ctor_params, inner)
-        for loc in d.locals:
-            self.local_decl(loc, inner)
+        inner = self.block_scope(d, scope, "control")
         self.block(d.body, inner)
 
     def local_decl(self, loc, scope):
