@@ -16,19 +16,9 @@
 int
 exact_create(struct t4p4s_table *t)
 {
-	char name[RTE_HASH_NAMESIZE];
-	snprintf(name, sizeof(name), "t4p4s_exact%u", t->index);
-	struct rte_hash_parameters params = {
-		.name = name,
-		.entries = RTE_MAX(t->desc->size, 8u),
-		.key_len = t->key_size,
-		.hash_func = rte_hash_crc,
-		.hash_func_init_val = 0,
-		.socket_id = (int)rte_socket_id(),
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
-			      RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
-	};
-	t->exact = rte_hash_create(&params);
+	/* lcores read while the control thread writes */
+	t->exact = table_hash_create(t, "exact", t->key_size,
+				     RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF);
 	return t->exact == NULL ? -ENOMEM : 0;
 }
 

@@ -90,20 +90,30 @@ needs_priority(const struct t4p4s_table_desc *d)
 	return false;
 }
 
-static int
-records_create(struct t4p4s_table *t)
+struct rte_hash *
+table_hash_create(const struct t4p4s_table *t, const char *prefix,
+		  uint32_t key_len, uint8_t extra_flags)
 {
 	char name[RTE_HASH_NAMESIZE];
-	snprintf(name, sizeof(name), "t4p4s_rec%u", t->index);
+	snprintf(name, sizeof(name), "t4p4s_%s%u", prefix, t->index);
 	struct rte_hash_parameters params = {
 		.name = name,
 		.entries = RTE_MAX(t->desc->size, 8u),
-		.key_len = (uint32_t)table_match_size(t),
+		.key_len = key_len,
 		.hash_func = rte_hash_crc,
 		.socket_id = (int)rte_socket_id(),
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+		/* a full bucket spills into the extension table, so a table
+		 * takes all of its `size` entries */
+		.extra_flag = extra_flags | RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
 	};
-	t->records = rte_hash_create(&params);
+	return rte_hash_create(&params);
+}
+
+static int
+records_create(struct t4p4s_table *t)
+{
+	/* written and read by the control thread only: no reader concurrency */
+	t->records = table_hash_create(t, "rec", (uint32_t)table_match_size(t), 0);
 	return t->records == NULL ? -ENOMEM : 0;
 }
 

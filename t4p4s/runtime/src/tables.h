@@ -78,6 +78,12 @@ table_match_size(const struct t4p4s_table *t)
 /* One lookup structure: insert a new record, make an existing record's
  * new entry visible, remove a record (its memory is reclaimed by
  * tables.c after a grace period). Return 0 or a negative errno. */
+/* An rte_hash for one of the table's structures, named PREFIX<index>, with
+ * room for the table's `size` keys of key_len bytes. */
+struct rte_hash *table_hash_create(const struct t4p4s_table *t,
+				   const char *prefix, uint32_t key_len,
+				   uint8_t extra_flags);
+
 int exact_create(struct t4p4s_table *t);
 int exact_insert(struct t4p4s_table *t, struct table_record *r);
 void exact_replace(struct t4p4s_table *t, struct table_record *r);
