@@ -86,31 +86,32 @@ class L2fwdNull(CompiledWorkload):
         return NULL_PORTS
 
 
-class L2fwdPcap(CompiledWorkload):
-    name = "l2fwd_pcap"
-    description = f"t4p4s l2fwd.p4, {N_EXACT_ENTRIES} distinct frames from net_pcap into net_null"
-    baseline = TestpmdMacswapNull.name
-    program = "l2fwd"
+class PcapReplayWorkload(CompiledWorkload):
+    """A compiled program fed with N_EXACT_ENTRIES distinct frames that
+    net_pcap replays from memory into a net_null port."""
     extra_mbufs = PCAP_REPLAY_MBUFS
 
     def vdevs(self, settings: Settings) -> tuple[str, ...]:
         return _pcap_into_null_ports(distinct_keys_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
 
 
-class ExactTablePcap(CompiledWorkload):
+class L2fwdPcap(PcapReplayWorkload):
+    name = "l2fwd_pcap"
+    description = f"t4p4s l2fwd.p4, {N_EXACT_ENTRIES} distinct frames from net_pcap into net_null"
+    baseline = TestpmdMacswapNull.name
+    program = "l2fwd"
+
+
+class ExactTablePcap(PcapReplayWorkload):
     name = "exact_65536_pcap"
     description = f"t4p4s exact_table.p4, {N_EXACT_ENTRIES} entries, each hit once per pass, net_pcap into net_null"
     baseline = L2fwdPcap.name
     program = "exact_table"
-    extra_mbufs = PCAP_REPLAY_MBUFS
 
     def prepare(self, settings: Settings) -> None:
         super().prepare(settings)
         self.entries_path = write_exact_entries(Path(self.compiled.p4info_binary_path), N_EXACT_ENTRIES,
                                                 out_port=1, directory=settings.build_dir / "entries")
-
-    def vdevs(self, settings: Settings) -> tuple[str, ...]:
-        return _pcap_into_null_ports(distinct_keys_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
 
     def entries(self) -> Path | None:
         return self.entries_path
