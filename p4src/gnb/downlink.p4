@@ -1,0 +1,168 @@
+/* Downlink, N3 -> radio: GTP-U checks, the DRB lookup, decapsulation, and
+ * the SDAP / PDCP / RLC headers of TS 37.324, 38.323 and 38.322 with the
+ * per-DRB transmit sequence numbers. */
+#ifndef GNB_DOWNLINK_P4
+#define GNB_DOWNLINK_P4
+
+#include "headers.p4"
+#include "drop.p4"
+
+// TS 29.281: only G-PDUs of version 1 with at most one PDU Session
+// Container of the shortest form are user-plane traffic the gNB forwards.
+control DlGtpValidation(in gnb_headers_t hdr, inout gnb_metadata_t meta,
+                        in standard_metadata_t standard_metadata) {
+    apply {
+        if (hdr.ipv4.version != 4 || hdr.ipv4.ihl < 5) {
+            GNB_DROP(meta, DROP_BAD_IPV4);
+        } else if (!hdr.gtpu.isValid()) {
+            GNB_DROP(meta, DROP_NOT_GTP);
+        } else if (hdr.gtpu.version != 1 || hdr.gtpu.pt != 1
+                   || hdr.gtpu.msg_type != GTPU_MSG_GPDU) {
+            GNB_DROP(meta, DROP_GTP_UNSUPPORTED);
+        } else if (hdr.gtpu.ext_flag == 1 && hdr.gtpu_options.next_ext != 0
+                   && !hdr.pdu_container.isValid()) {
+            GNB_DROP(meta, DROP_GTP_UNSUPPORTED);
+        } else if (hdr.pdu_container.isValid()
+                   && (hdr.pdu_container.length != 1
+                       || hdr.pdu_container.pdu_type != PDU_TYPE_DL
+                       || hdr.pdu_container.next_ext != 0)) {
+            GNB_DROP(meta, DROP_GTP_UNSUPPORTED);
+        } else if (14 + ((bit<32>)hdr.ipv4.ihl << 2) + 8 + 8 + (bit<32>)hdr.gtpu.length
+                   > standard_metadata.packet_length) {
+            GNB_DROP(meta, DROP_TRUNCATED);
+        }
+    }
+}
+
+control DlDrbLookup(in gnb_headers_t hdr, inout gnb_metadata_t meta) {
+    @name(".dl_drb_counter") counter(MAX_DRBS, CounterType.packets_and_bytes) dl_drb_counter;
+
+    @name(".set_dl_drb")
+    action set_dl_drb(bit<16> drb_index, bit<16> ue_id, bit<8> lcid, bit<1> rlc_am,
+                      bit<1> rlc_sn18, bit<1> pdcp_sn18, bit<6> default_qfi, mac_t ue_mac) {
+        meta.drb.drb_index = drb_index;
+        meta.drb.ue_id = ue_id;
+        meta.drb.lcid = lcid;
+        meta.drb.rlc_am = rlc_am;
+        meta.drb.rlc_sn18 = rlc_sn18;
+        meta.drb.pdcp_sn18 = pdcp_sn18;
+        meta.drb.qfi = default_qfi;
+        meta.drb.ue_mac = ue_mac;
+    }
+
+    @name(".unknown_teid")
+    action unknown_teid() {
+        GNB_DROP(meta, DROP_UNKNOWN_TEID);
+    }
+
+    @name(".dl_drb")
+    table dl_drb {
+        key = { hdr.gtpu.teid: exact @name("teid"); }
+        actions = { set_dl_drb; @defaultonly unknown_teid; }
+        default_action = unknown_teid();
+        size = MAX_DRBS;
+    }
+
+    apply {
+        if (dl_drb.apply().hit) {
+            dl_drb_counter.count((bit<32>)meta.drb.drb_index);
+        }
+    }
+}
+
+// The QoS flow comes from the PDU Session Container when there is one.
+control DlGtpDecap(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
+    apply {
+        meta.rqi = 0;
+        if (hdr.pdu_container.isValid()) {
+            meta.drb.qfi = hdr.pdu_container.qfi;
+            meta.rqi = hdr.pdu_container.rqi;
+        }
+        hdr.ipv4.setInvalid();
+        hdr.udp.setInvalid();
+        hdr.gtpu.setInvalid();
+        hdr.gtpu_options.setInvalid();
+        hdr.pdu_container.setInvalid();
+    }
+}
+
+control DlRadioHeaders(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
+    // The next SN to send, per DRB (TS 38.323 TX_NEXT, TS 38.322 TX_Next).
+    @name(".pdcp_tx_sn") register<bit<32>>(MAX_DRBS) pdcp_tx_sn;
+    @name(".rlc_tx_sn") register<bit<32>>(MAX_DRBS) rlc_tx_sn;
+
+    apply {
+        bit<32> drb = (bit<32>)meta.drb.drb_index;
+
+        hdr.ethernet.src_addr = hdr.ethernet.dst_addr;
+        hdr.ethernet.dst_addr = meta.drb.ue_mac;
+        hdr.ethernet.ether_type = ETHERTYPE_BEARER;
+
+        hdr.shim.setValid();
+        hdr.shim.ue_id = meta.drb.ue_id;
+        hdr.shim.lcid = meta.drb.lcid;
+        hdr.shim.flags = 0;
+        if (meta.drb.rlc_am == 1) {
+            hdr.shim.flags = hdr.shim.flags | SHIM_RLC_AM;
+            if (meta.drb.rlc_sn18 == 1) {
+                hdr.shim.flags = hdr.shim.flags | SHIM_RLC_SN18;
+            }
+        }
+        if (meta.drb.pdcp_sn18 == 1) {
+            hdr.shim.flags = hdr.shim.flags | SHIM_PDCP_SN18;
+        }
+
+        if (meta.drb.rlc_am == 1) {
+            bit<32> rlc_sn;
+            bit<32> rlc_mask = SN12_MASK;
+            if (meta.drb.rlc_sn18 == 1) {
+                rlc_mask = SN18_MASK;
+            }
+            rlc_tx_sn.read(rlc_sn, drb);
+            rlc_sn = rlc_sn & rlc_mask;
+            rlc_tx_sn.write(drb, (rlc_sn + 1) & rlc_mask);
+            if (meta.drb.rlc_sn18 == 1) {
+                hdr.rlc_am18.setValid();
+                hdr.rlc_am18 = { 1, 0, 0, 0, rlc_sn[17:0] };
+            } else {
+                hdr.rlc_am12.setValid();
+                hdr.rlc_am12 = { 1, 0, 0, rlc_sn[11:0] };
+            }
+            meta.clone_to_baas = 1;
+        } else {
+            hdr.rlc_um.setValid();
+            hdr.rlc_um = { 0, 0 };
+        }
+
+        bit<32> pdcp_sn;
+        bit<32> pdcp_mask = SN12_MASK;
+        if (meta.drb.pdcp_sn18 == 1) {
+            pdcp_mask = SN18_MASK;
+        }
+        pdcp_tx_sn.read(pdcp_sn, drb);
+        pdcp_sn = pdcp_sn & pdcp_mask;
+        pdcp_tx_sn.write(drb, (pdcp_sn + 1) & pdcp_mask);
+        if (meta.drb.pdcp_sn18 == 1) {
+            hdr.pdcp18.setValid();
+            hdr.pdcp18 = { 1, 0, pdcp_sn[17:0] };
+        } else {
+            hdr.pdcp12.setValid();
+            hdr.pdcp12 = { 1, 0, pdcp_sn[11:0] };
+        }
+
+        hdr.sdap_dl.setValid();
+        hdr.sdap_dl = { 0, meta.rqi, meta.drb.qfi };
+    }
+}
+
+// RLC AM keeps a copy of every PDU until the UE acknowledges it: the copy
+// goes to the buffering service, byte for byte what left on the radio port.
+control DlBaasClone(in gnb_metadata_t meta, in standard_metadata_t standard_metadata) {
+    apply {
+        if (meta.clone_to_baas == 1 && standard_metadata.instance_type == INSTANCE_NORMAL) {
+            clone(CloneType.E2E, BAAS_CLONE_SESSION);
+        }
+    }
+}
+
+#endif
