@@ -14,6 +14,13 @@
   the spec's copy-in/copy-out calling convention, so aliasing arguments
   behave exactly as the spec says.
 
+Copying is skipped where it cannot be observed, as p4c's optimizer also
+does: when an instance is applied once and an argument is a plain path
+(``hdr``, ``meta.drb``) rooted at the caller's parameters or control-level
+variables and overlapping no other argument, the callee uses the argument
+itself. That matters for speed: a gNB's headers struct is hundreds of
+bytes, copied twice per sub-control per packet otherwise.
+
 The back ends then never see a sub-control.  Sub-parsers are not inlined
 (the back end rejects applying them).
 """
@@ -55,11 +62,15 @@ def _inline_into(control: ir.ControlDecl, done: set[int]) -> None:
         return
     taken = {d.name for d in control.locals} | {p.name for p in control.params}
     expansions = {}
+    applies = _applies_by_instance(control.body)
+    control_level = {id(d) for d in list(control.params) + list(control.locals)}
     for inst in instances:
         callee = _control_of(inst)
         _inline_into(callee, done)
         _check_inlinable(inst, callee)
-        expansions[id(inst)] = _Expansion(inst, callee, taken)
+        calls = applies.get(id(inst), [])
+        by_reference = _by_reference(callee, calls[0], control_level) if len(calls) == 1 else {}
+        expansions[id(inst)] = _Expansion(inst, callee, taken, by_reference)
     new_locals = []
     for d in control.locals:
         expansion = expansions.get(id(d))
@@ -78,28 +89,72 @@ def _check_inlinable(inst: ir.Instantiation, callee: ir.ControlDecl) -> None:
                                   f"'{callee.name}', which is applied as a sub-control")
 
 
+def _applies_by_instance(body) -> dict[int, list[ir.MethodCall]]:
+    applies: dict[int, list[ir.MethodCall]] = {}
+    for node in _walk(body):
+        if isinstance(node, ir.MethodCall) and node.kind == ir.CallKind.CONTROL_APPLY:
+            applies.setdefault(id(node.callee), []).append(node)
+    return applies
+
+
+def _lvalue_path(expr, roots: set[int]) -> tuple | None:
+    """('root id', 'field', ...) for ``x.f.g`` rooted at one of `roots`;
+    None for anything else (an index, a slice, a call, a block variable)."""
+    names = []
+    while isinstance(expr, ir.Member):
+        names.append(expr.name)
+        expr = expr.expr
+    if isinstance(expr, ir.PathExpr) and id(expr.decl) in roots:
+        return (id(expr.decl), *reversed(names))
+    return None
+
+
+def _by_reference(callee: ir.ControlDecl, call: ir.MethodCall, roots: set[int]) -> dict[int, ir.Expression]:
+    """Parameter id -> argument, for the parameters the callee may use in
+    place: plain paths overlapping no other argument."""
+    paths = {}
+    for param, arg in zip(callee.params, call.args):
+        value = arg.value if arg is not None else None
+        path = _lvalue_path(value, roots) if value is not None else None
+        if path is not None:
+            paths[id(param)] = (path, value)
+    overlapping = set()
+    for a, (path_a, _) in paths.items():
+        for b, (path_b, _) in paths.items():
+            shorter = min(len(path_a), len(path_b))
+            if a != b and path_a[:shorter] == path_b[:shorter]:
+                overlapping.add(a)
+    return {param: value for param, (_, value) in paths.items() if param not in overlapping}
+
+
 class _Expansion:
     """One sub-control instance: its hoisted declarations, and the code
     that replaces each of its applies."""
 
-    def __init__(self, inst: ir.Instantiation, callee: ir.ControlDecl, taken: set[str]):
+    def __init__(self, inst: ir.Instantiation, callee: ir.ControlDecl, taken: set[str],
+                 by_reference: dict[int, ir.Expression]):
         self.inst = inst
         self.callee = callee
         self.prefix = inst.name
         # original declaration id -> its copy in the caller
         self.mapping: dict[int, object] = {}
         self.param_vars = [self._param_var(p, taken) for p in callee.params]
+        # parameter variable id -> the argument used in its place
+        self.substitutes = {id(var): by_reference[id(param)]
+                            for param, var in zip(callee.params, self.param_vars)
+                            if id(param) in by_reference}
         hoisted = _Cloner(self.mapping).clone(list(callee.locals))
         for decl in hoisted:
             self._rename(decl, taken)
         _Cloner.fix_references(hoisted, self.mapping)
+        hoisted = _substitute(hoisted, self.substitutes)
         # A local variable's initializer runs at every apply, not once.
         self.initializers = []
         for d in hoisted:
             if isinstance(d, ir.VarDecl) and d.init is not None:
                 self.initializers.append((d, d.init))
                 d.init = None
-        self.declarations = self.param_vars + hoisted
+        self.declarations = [v for v in self.param_vars if id(v) not in self.substitutes] + hoisted
 
     def _unique(self, name: str, taken: set[str]) -> str:
         base = f"{self.prefix}_{name}"
@@ -130,7 +185,7 @@ class _Expansion:
         before, after = [], []
         for param, var, arg in zip(self.callee.params, self.param_vars, call.args):
             value = arg.value if arg is not None else None
-            if value is None:
+            if value is None or id(var) in self.substitutes:
                 continue
             if param.direction != ir.Direction.OUT:
                 before.append(ir.AssignStmt(_ref(var, src), value, src=src))
@@ -145,7 +200,7 @@ class _Expansion:
         mapping = dict(self.mapping)
         new = _Cloner(mapping).clone(tree)
         _Cloner.fix_references(new, mapping)
-        return new
+        return _substitute(new, self.substitutes)
 
 
 def _ref(var: ir.VarDecl, src) -> ir.PathExpr:
@@ -211,18 +266,41 @@ def _walk(tree):
                     stack.append(getattr(value, f.name))
 
 
-def _rewrite_applies(stmt, expansions: dict[int, _Expansion]):
-    """`stmt` with every apply of an expanded instance replaced."""
-    for node in list(_walk(stmt)):
+def _substitute(tree, substitutes: dict[int, ir.Expression]):
+    """`tree` with every use of a substituted parameter variable replaced by
+    a fresh copy of its argument."""
+    if not substitutes:
+        return tree
+
+    def replace(value):
+        if isinstance(value, ir.PathExpr) and id(value.decl) in substitutes:
+            return _Cloner({}).clone(substitutes[id(value.decl)])
+        return value
+    return _replace_nodes(tree, replace)
+
+
+def _replace_nodes(tree, replace):
+    """Applies `replace` to every node of `tree` (children first seen from
+    their parents), returning the possibly replaced root."""
+    if isinstance(tree, list):
+        return [_replace_nodes(v, replace) for v in tree]
+    for node in list(_walk(tree)):
         for f in dataclasses.fields(node):
             if f.name in _REFERENCE_FIELDS:
                 continue
             value = getattr(node, f.name)
             if isinstance(value, list):
-                setattr(node, f.name, [_expand(v, expansions) for v in value])
+                setattr(node, f.name, [replace(v) for v in value])
+            elif isinstance(value, tuple):
+                setattr(node, f.name, tuple(replace(v) for v in value))
             else:
-                setattr(node, f.name, _expand(value, expansions))
-    return _expand(stmt, expansions)
+                setattr(node, f.name, replace(value))
+    return replace(tree)
+
+
+def _rewrite_applies(stmt, expansions: dict[int, _Expansion]):
+    """`stmt` with every apply of an expanded instance replaced."""
+    return _replace_nodes(stmt, lambda value: _expand(value, expansions))
 
 
 def _expand(value, expansions):

@@ -22,6 +22,15 @@ def test_generated_c_compiles(tmp_path, program):
     assert f"/* {program.name}:" in c, "blocks name their P4 source line"
 
 
+def test_sub_control_applied_once_uses_alias_free_arguments_in_place(tmp_path):
+    """sub_control_in_place.stf checks the semantics; this checks that the
+    copies are gone where they cannot be observed, and kept where they can."""
+    program = next(p for p in STF_PROGRAMS if p.stem == "sub_control_in_place")
+    c = compile_program(program, tmp_path, build=False).c_path.read_text()
+    assert "ingress_in_place_hdr" not in c and "ingress_in_place_meta" not in c
+    assert "ingress_overlapping_hdr" in c and "ingress_overlapping_amount" in c
+
+
 def test_output_is_deterministic(tmp_path):
     program = STF_PROGRAMS[0]
     a = compile_program(program, tmp_path / "a", build=False).c_path.read_text()
