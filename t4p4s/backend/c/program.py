@@ -60,8 +60,9 @@ def generate_c(bound, resources: Resources, program_name: str,
                     [controls.function_name(c) for c in
                      (bound.verify_checksum, bound.ingress, bound.egress,
                       bound.compute_checksum)],
-                    f"deparser_{bound.deparser.name}")
-    state = state_struct(ctx, state_fields)
+                    f"deparser_{bound.deparser.name}",
+                    [(tables.lookahead_name(t), t.index) for t in tables.lookahead])
+    state = state_struct(ctx, state_fields + tables.state_fields)
 
     parts = [
         _HEADER.format(source=source_path, name=program_name),

@@ -109,7 +109,9 @@ def _field_lists(t, path: str) -> dict:
     return out
 
 
-def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
+def pipeline(ctx, parser, controls, deparser, lookahead=()) -> CodeWriter:
+    """`lookahead`: (packet_state slot, table index) of each table looked
+    up per stage of a burst (tables.py)."""
     b = ctx.bound
     w = CodeWriter()
     std_fields = {f.name for f in b.standard_metadata_type.decl.fields}
@@ -194,31 +196,75 @@ def pipeline(ctx, parser, controls, deparser) -> CodeWriter:
         _clone_to_egress(ctx, parser, std_fields, w)
 
     # -- the pipeline -----------------------------------------------------------
+    w.line("/* A fresh packet up to the end of the parser and verifyChecksum. */")
+    w.line("static __rte_always_inline void")
+    with w.block("packet_begin(struct packet_state *s, struct t4p4s_lcore *lc, "
+                 "struct rte_mbuf *m, uint16_t in_port)"):
+        w.line("s->lc = lc;")
+        w.line("s->m = m;")
+        w.line("s->exited = false;")
+        w.line("packet_state_reset(s);")
+        for name, _ in lookahead:
+            w.line(f"s->{name}.entry = NULL;")
+        w.line("s->std.ingress_port = in_port;")
+        if "packet_length" in std_fields:
+            w.line("s->std.packet_length = rte_pktmbuf_pkt_len(m);")
+        w.line(f"{parser}(s);")
+        w.line(f"{vc}(s);")
+    w.line()
+    w.line("/* Ingress to transmission. */")
+    w.line("static __rte_always_inline void")
+    with w.block("packet_finish(struct packet_state *s)"):
+        w.line(f"{ig}(s);")
+        if ctx.snapshot_i2e:
+            with w.block("if (unlikely(s->clone_i2e.requested))"):
+                w.line("/* the mbuf has the received layout (the deparser has not "
+                       "run); its header bytes come back from the parser's snapshot */")
+                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m);")
+                with w.block("if (copy != NULL)"):
+                    w.line("restore_received(s, copy);")
+                    w.line(f"clone_to_egress(s, copy, &s->clone_i2e, {INSTANCE_INGRESS_CLONE});")
+        with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
+            w.line("t4p4s_drop(s->lc, s->m, T4P4S_DROP_PIPELINE);")
+            w.line("return;")
+        w.line("egress_and_send(s, false);")
+    w.line()
     with w.block("void\nt4p4s_pipeline_process(struct t4p4s_lcore *lc, "
                  "struct rte_mbuf *m, uint16_t in_port)"):
         w.line("struct packet_state s;")
-        w.line("s.lc = lc;")
-        w.line("s.m = m;")
-        w.line("s.exited = false;")
-        w.line("packet_state_reset(&s);")
-        w.line("s.std.ingress_port = in_port;")
-        if "packet_length" in std_fields:
-            w.line("s.std.packet_length = rte_pktmbuf_pkt_len(m);")
-        w.line(f"{parser}(&s);")
-        w.line(f"{vc}(&s);")
-        w.line(f"{ig}(&s);")
-        if ctx.snapshot_i2e:
-            with w.block("if (unlikely(s.clone_i2e.requested))"):
-                w.line("/* the mbuf has the received layout (the deparser has not "
-                       "run); its header bytes come back from the parser's snapshot */")
-                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(lc, m);")
-                with w.block("if (copy != NULL)"):
-                    w.line("restore_received(&s, copy);")
-                    w.line(f"clone_to_egress(&s, copy, &s.clone_i2e, {INSTANCE_INGRESS_CLONE});")
-        with w.block(f"if (unlikely(s.std.egress_spec == {DROP_PORT}))"):
-            w.line("t4p4s_drop(lc, m, T4P4S_DROP_PIPELINE);")
-            w.line("return;")
-        w.line("egress_and_send(&s, false);")
+        w.line("packet_begin(&s, lc, m, in_port);")
+        w.line("packet_finish(&s);")
+    w.line()
+    w.line("/* Parse a stage of packets, look up their exact ingress tables together, "
+           "finish each. */")
+    with w.block("void\nt4p4s_pipeline_process_burst(struct t4p4s_lcore *lc, "
+                 "struct rte_mbuf **pkts, unsigned n, uint16_t in_port)"):
+        if not lookahead:
+            w.line("/* no table to look up ahead: nothing to gain from stages */")
+            w.line("for (unsigned i = 0; i < n; i++)")
+            w.line("\tt4p4s_pipeline_process(lc, pkts[i], in_port);")
+            return w
+        w.line("struct packet_state s[T4P4S_STAGE_BURST];")
+        with w.block("for (unsigned first = 0; first < n; first += T4P4S_STAGE_BURST)"):
+            w.line("unsigned count = RTE_MIN(n - first, (unsigned)T4P4S_STAGE_BURST);")
+            w.line("for (unsigned i = 0; i < count; i++)")
+            w.line("\tpacket_begin(&s[i], lc, pkts[first + i], in_port);")
+            for name, index in lookahead:
+                with w.block(""):
+                    w.line("const uint8_t *keys[T4P4S_STAGE_BURST];")
+                    w.line("const struct t4p4s_entry *found[T4P4S_STAGE_BURST];")
+                    w.line("struct packet_state *of[T4P4S_STAGE_BURST];")
+                    w.line("unsigned k = 0;")
+                    with w.block("for (unsigned i = 0; i < count; i++)"):
+                        w.line(f"memset(s[i].{name}.key, 0, sizeof(s[i].{name}.key));")
+                        with w.block(f"if ({name}_key(&s[i], s[i].{name}.key))"):
+                            w.line(f"keys[k] = s[i].{name}.key;")
+                            w.line("of[k++] = &s[i];")
+                    w.line(f"t4p4s_table_lookup_burst(t4p4s_tables[{index}], keys, k, found);")
+                    w.line("for (unsigned j = 0; j < k; j++)")
+                    w.line(f"\tof[j]->{name}.entry = found[j];")
+            w.line("for (unsigned i = 0; i < count; i++)")
+            w.line("\tpacket_finish(&s[i]);")
     return w
 
 

@@ -1,5 +1,6 @@
 /* The per-lcore poll loop, modelled on DPDK's l3fwd: rx burst, prefetch
- * ahead, run the pipeline per packet (it ends in a buffered per-port tx),
+ * the packets, run the pipeline on the burst (each packet ends in a
+ * buffered per-port tx),
  * flush every tx buffer once per round, then per-round bookkeeping: queue
  * statistics, the RCU quiescent state, the governor. Nothing per packet is
  * atomic or shared with other lcores. */
@@ -11,7 +12,6 @@
 #include "options.h"
 #include "runtime.h"
 
-#define PREFETCH_AHEAD 3
 /* how often lcore 0 checks --duration and --exit-on-idle */
 #define CHECK_PERIOD_US 1000
 
@@ -59,16 +59,10 @@ poll_queue(struct t4p4s_lcore *lc, const struct t4p4s_rx_queue *q,
 {
 	struct rte_mbuf *pkts[T4P4S_MAX_BURST];
 	unsigned n = rte_eth_rx_burst(q->port, q->queue, pkts, (uint16_t)burst);
-	unsigned i;
 
-	for (i = 0; i < n && i < PREFETCH_AHEAD; i++)
+	for (unsigned i = 0; i < n && i < T4P4S_STAGE_BURST; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-	for (i = 0; i + PREFETCH_AHEAD < n; i++) {
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
-		t4p4s_pipeline_process(lc, pkts[i], q->port);
-	}
-	for (; i < n; i++)
-		t4p4s_pipeline_process(lc, pkts[i], q->port);
+	t4p4s_pipeline_process_burst(lc, pkts, n, q->port);
 	return n;
 }
 

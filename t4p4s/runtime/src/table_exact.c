@@ -6,6 +6,7 @@
  * table fail on bucket collisions). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
@@ -17,19 +18,35 @@ int
 exact_create(struct t4p4s_table *t)
 {
 	/* lcores read while the control thread writes */
-	t->exact = table_hash_create(t, "exact", t->key_size,
+	t->exact = table_hash_create(t, "exact",
+				     T4P4S_KEY_BUFFER_SIZE(t->key_size),
 				     RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF);
 	return t->exact == NULL ? -ENOMEM : 0;
+}
+
+/* The record's key as the lcores' key buffers hold it: zero-padded to
+ * T4P4S_KEY_BUFFER_SIZE. */
+static const uint8_t *
+hash_key(const struct t4p4s_table *t, const struct table_record *r,
+	 uint8_t padded[T4P4S_EXACT_KEY_MIN])
+{
+	if (t->key_size >= T4P4S_EXACT_KEY_MIN)
+		return r->match;
+	memset(padded, 0, T4P4S_EXACT_KEY_MIN);
+	memcpy(padded, r->match, t->key_size);
+	return padded;
 }
 
 int
 exact_insert(struct t4p4s_table *t, struct table_record *r)
 {
-	int ret = rte_hash_add_key_data(t->exact, r->match, r->entry);
+	uint8_t padded[T4P4S_EXACT_KEY_MIN];
+	const uint8_t *key = hash_key(t, r, padded);
+	int ret = rte_hash_add_key_data(t->exact, key, r->entry);
 	if (ret == -ENOSPC) {
 		/* slots of deleted keys may still wait for their grace period */
 		t4p4s_rcu_drain();
-		ret = rte_hash_add_key_data(t->exact, r->match, r->entry);
+		ret = rte_hash_add_key_data(t->exact, key, r->entry);
 	}
 	return ret;
 }
@@ -37,8 +54,9 @@ exact_insert(struct t4p4s_table *t, struct table_record *r)
 void
 exact_replace(struct t4p4s_table *t, struct table_record *r)
 {
+	uint8_t padded[T4P4S_EXACT_KEY_MIN];
 	/* an existing key: rte_hash swaps the data pointer atomically */
-	rte_hash_add_key_data(t->exact, r->match, r->entry);
+	rte_hash_add_key_data(t->exact, hash_key(t, r, padded), r->entry);
 }
 
 static void
@@ -50,7 +68,8 @@ release_position(void *hash, void *position)
 int
 exact_remove(struct t4p4s_table *t, struct table_record *r)
 {
-	int32_t pos = rte_hash_del_key(t->exact, r->match);
+	uint8_t padded[T4P4S_EXACT_KEY_MIN];
+	int32_t pos = rte_hash_del_key(t->exact, hash_key(t, r, padded));
 	if (pos >= 0)
 		t4p4s_rcu_defer(release_position, t->exact,
 				(void *)(intptr_t)pos);

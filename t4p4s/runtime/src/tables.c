@@ -25,12 +25,35 @@
 
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
 
 #include "counters.h"
 #include "rcu.h"
 #include "tables.h"
 
 struct t4p4s_table *t4p4s_tables[T4P4S_MAX_TABLES];
+
+void
+t4p4s_table_lookup_burst(struct t4p4s_table *t, const uint8_t *const *keys,
+			 unsigned n, const struct t4p4s_entry **entries)
+{
+	if (t->kind != TABLE_EXACT || n == 0) {
+		for (unsigned i = 0; i < n; i++)
+			entries[i] = t4p4s_table_lookup(t, keys[i]);
+		return;
+	}
+	uint64_t hits = 0;
+	rte_hash_lookup_bulk_data(t->exact, (const void **)(uintptr_t)keys, n,
+				  &hits, (void **)entries);
+	const struct t4p4s_entry *fallback =
+		__atomic_load_n(&t->default_entry, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++) {
+		if (hits & (UINT64_C(1) << i))
+			rte_prefetch0(entries[i]);
+		else
+			entries[i] = fallback;
+	}
+}
 
 const struct t4p4s_entry *
 t4p4s_table_lookup(struct t4p4s_table *t, const uint8_t *key)

@@ -223,3 +223,11 @@ t4p4s_pipeline_process(struct t4p4s_lcore *lc, struct rte_mbuf *m,
 	}
 	t4p4s_send(lc, m, egress);
 }
+
+void
+t4p4s_pipeline_process_burst(struct t4p4s_lcore *lc, struct rte_mbuf **pkts,
+			     unsigned n, uint16_t in_port)
+{
+	for (unsigned i = 0; i < n; i++)
+		t4p4s_pipeline_process(lc, pkts[i], in_port);
+}
