@@ -9,16 +9,14 @@ from testbench.bench.dpdk import BenchError, Eal, run_to_exit
 from testbench.bench.sample import Sample
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO_ROOT / "t4p4s" / "examples"
 STARTUP_ALLOWANCE_S = 90    # EAL, ports, pcap preload and up to 65,536 entries
 MIN_FORWARDED_SHARE = 0.99  # a run that drops traffic is not a forwarding measurement
 
 
 @functools.cache
-def compile_example(stem: str, out_dir: Path):
-    """Compiles t4p4s/examples/STEM.p4 (once per run, however many workloads
-    use it); returns the driver's CompileResult."""
-    source = EXAMPLES / f"{stem}.p4"
+def compile_p4(source: Path, out_dir: Path):
+    """Compiles SOURCE into OUT_DIR/STEM (once per run, however many
+    workloads use it); returns the driver's CompileResult."""
     if not source.exists():
         raise BenchError(f"{source.relative_to(REPO_ROOT)} does not exist")
     try:
@@ -27,7 +25,7 @@ def compile_example(stem: str, out_dir: Path):
     except ImportError as e:
         raise BenchError(f"the t4p4s compiler is not importable: {e}") from e
     try:
-        return compile_program(str(source), str(out_dir / stem))
+        return compile_program(str(source), str(out_dir / source.stem))
     except CompileError as e:
         raise BenchError(f"{source.relative_to(REPO_ROOT)} does not compile:\n{e}") from e
 

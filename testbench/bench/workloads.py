@@ -6,7 +6,9 @@ every workload alike."""
 from dataclasses import dataclass
 from pathlib import Path
 
-from testbench.bench.compiled import compile_example, measure_compiled
+from testbench.bench.compiled import REPO_ROOT, compile_p4, measure_compiled
+from testbench.bench.gnb_entries import write_drb_entries
+from testbench.bench.gnb_traffic import downlink_pcap
 from testbench.bench.exact_entries import write_exact_entries
 from testbench.bench.sample import Sample
 from testbench.bench.testpmd import measure_testpmd
@@ -56,12 +58,16 @@ class TestpmdMacswapNull(Workload):
         return measure_testpmd(settings.lcore, settings.control_lcore, NULL_PORTS, settings.tsc_hz, log)
 
 
+EXAMPLES = REPO_ROOT / "t4p4s" / "examples"
+GNB_STEPS = REPO_ROOT / "testbench" / "bench" / "p4"
+
+
 class CompiledWorkload(Workload):
-    program: str
+    program: Path
     extra_mbufs = 0         # mbufs a vdev keeps for itself (net_pcap's replay copy)
 
     def prepare(self, settings: Settings) -> None:
-        self.compiled = compile_example(self.program, settings.build_dir / "programs")
+        self.compiled = compile_p4(self.program, settings.build_dir / "programs")
 
     def vdevs(self, settings: Settings) -> tuple[str, ...]:
         raise NotImplementedError
@@ -80,7 +86,7 @@ class L2fwdNull(CompiledWorkload):
     name = "l2fwd_null"
     description = "t4p4s l2fwd.p4 (MAC swap), 2 x net_null"
     baseline = TestpmdMacswapNull.name
-    program = "l2fwd"
+    program = EXAMPLES / "l2fwd.p4"
 
     def vdevs(self, settings: Settings) -> tuple[str, ...]:
         return NULL_PORTS
@@ -99,14 +105,14 @@ class L2fwdPcap(PcapReplayWorkload):
     name = "l2fwd_pcap"
     description = f"t4p4s l2fwd.p4, {N_EXACT_ENTRIES} distinct frames from net_pcap into net_null"
     baseline = TestpmdMacswapNull.name
-    program = "l2fwd"
+    program = EXAMPLES / "l2fwd.p4"
 
 
 class ExactTablePcap(PcapReplayWorkload):
     name = "exact_65536_pcap"
     description = f"t4p4s exact_table.p4, {N_EXACT_ENTRIES} entries, each hit once per pass, net_pcap into net_null"
     baseline = L2fwdPcap.name
-    program = "exact_table"
+    program = EXAMPLES / "exact_table.p4"
 
     def prepare(self, settings: Settings) -> None:
         super().prepare(settings)
@@ -117,7 +123,62 @@ class ExactTablePcap(PcapReplayWorkload):
         return self.entries_path
 
 
-ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, L2fwdPcap, ExactTablePcap)
+class GnbDownlinkStep(CompiledWorkload):
+    """One step of the downlink (paper 001 Fig. 7/8): N_EXACT_ENTRIES DRBs'
+    128-byte GTP-U frames replayed by net_pcap on the N3 port (0); the radio
+    port (1) and the buffering-service port (2) are net_null."""
+    extra_mbufs = PCAP_REPLAY_MBUFS
+    baseline = "gnb_l2fwd"
+    with_drbs = False
+
+    def prepare(self, settings: Settings) -> None:
+        super().prepare(settings)
+        self.entries_path = (write_drb_entries(N_EXACT_ENTRIES, settings.build_dir / "entries")
+                             if self.with_drbs else None)
+
+    def vdevs(self, settings: Settings) -> tuple[str, ...]:
+        pcap = downlink_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES)
+        return (f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0,no-rx=1", "net_null1,no-rx=1")
+
+    def entries(self) -> Path | None:
+        return self.entries_path
+
+
+class GnbL2fwd(GnbDownlinkStep):
+    name = "gnb_l2fwd"
+    description = "step 1: l2fwd.p4 (MAC swap) on the gNB downlink frames"
+    baseline = TestpmdMacswapNull.name
+    program = EXAMPLES / "l2fwd.p4"
+
+
+class GnbDecap(GnbDownlinkStep):
+    name = "gnb_gtp_decap"
+    description = "step 2: + GTP-U checks and decapsulation"
+    program = GNB_STEPS / "gnb_step_decap.p4"
+
+
+class GnbRadioHeaders(GnbDownlinkStep):
+    name = "gnb_radio_headers"
+    description = "step 3: + SDAP/PDCP/RLC AM headers, per-DRB SN registers"
+    program = GNB_STEPS / "gnb_step_radio_headers.p4"
+
+
+class GnbDrbTable(GnbDownlinkStep):
+    name = "gnb_drb_table"
+    description = f"step 4: + the DRB table, {N_EXACT_ENTRIES} entries"
+    program = GNB_STEPS / "gnb_step_drb_table.p4"
+    with_drbs = True
+
+
+class GnbFullDownlink(GnbDownlinkStep):
+    name = "gnb_host_p4"
+    description = "step 5: + clone to the buffering service: p4src/host.p4 (radio + BaaS frames)"
+    program = REPO_ROOT / "p4src" / "host.p4"
+    with_drbs = True
+
+
+GNB_STEPS_WORKLOADS = (GnbL2fwd, GnbDecap, GnbRadioHeaders, GnbDrbTable, GnbFullDownlink)
+ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, L2fwdPcap, ExactTablePcap, *GNB_STEPS_WORKLOADS)
 
 # Peers considered for the comparison and why they are not measured
 # (recorded in bench.json so that a reader sees the omission).

@@ -15,11 +15,11 @@ from scapy.packet import Raw
 from scapy.data import DLT_EN10MB
 from scapy.utils import PcapWriter, rdpcap
 
-from testbench.bench.compiled import compile_example
+from testbench.bench.compiled import REPO_ROOT, compile_p4
 from testbench.bench.dpdk import BenchError, Eal, run_to_exit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = "l2fwd"
+PROGRAM = REPO_ROOT / "t4p4s" / "examples" / "l2fwd.p4"
 N_FRAMES = 1000
 N_HOSTS = 16
 N_TRUNCATED = 3        # shorter than an Ethernet header: the parser must reject them
@@ -88,8 +88,8 @@ def main() -> int:
     console = Console(width=None if sys.stdout.isatty() else 120)
     work = REPO_ROOT / "build" / "demo"
     try:
-        console.print(f"[bold]compiling[/] t4p4s/examples/{PROGRAM}.p4")
-        compiled = compile_example(PROGRAM, work)
+        console.print(f"[bold]compiling[/] {PROGRAM.relative_to(REPO_ROOT)}")
+        compiled = compile_p4(PROGRAM, work)
         console.print(f"  P4Info: {Path(compiled.p4info_text_path).relative_to(REPO_ROOT)}")
         console.print(f"  C:      {Path(compiled.c_path).relative_to(REPO_ROOT)}")
         console.print(f"  binary: {Path(compiled.executable_path).relative_to(REPO_ROOT)}")
@@ -120,6 +120,6 @@ def main() -> int:
                   f"(captures: {', '.join(str(p.relative_to(REPO_ROOT)) for p in outputs)})")
     if any(stats.get("parser_errors", {}).get(name) for name in ("PacketTooShort", "HeaderTooShort")):
         console.print("Truncated frames are counted as parser errors; as in v1model, they still go "
-                      f"through ingress with standard_metadata.parser_error set, and {PROGRAM}.p4 "
+                      f"through ingress with standard_metadata.parser_error set, and {PROGRAM.name} "
                       "does not check it.")
     return 0
