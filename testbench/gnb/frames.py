@@ -1,0 +1,277 @@
+"""Frames for the gNB pipeline and what it must make of them, computed from
+the behaviour in docs/wire-format.md with the scapy layers (never from the
+P4), and the control commands that configure DRBs and bearers.
+
+A test describes a packet (`DownlinkPacket`, `UplinkPacket`) once; the
+description gives the frame to send and, with the sequence numbers the
+`SequenceNumbers` model hands out, the frame expected on the other side.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet, Raw
+
+from testbench.gnb.layers import (SHIM_PDCP_SN18, SHIM_RLC_AM, SHIM_RLC_SN18, BearerShim,
+                                  Pdcp12, Pdcp18, RlcAmData12, RlcAmData18, RlcUmData, SdapDl,
+                                  SdapUl, UplinkBearerShim)
+
+N3_PORT, RADIO_PORT, BAAS_PORT = 0, 1, 2
+BAAS_CLONE_SESSION = 1
+GTPU_PORT = 2152
+GTPU_GPDU = 0xFF
+EXT_PDU_SESSION_CONTAINER = 0x85
+PDU_TYPE_DL, PDU_TYPE_UL = 0, 1
+
+# drop_counter cells (docs/wire-format.md, "Drop reasons")
+DROP_REASONS = ("TRUNCATED", "NOT_GTP", "BAD_IPV4", "GTP_UNSUPPORTED", "UNKNOWN_TEID",
+                "UL_SEGMENTED", "UL_CONTROL_PDU", "UNKNOWN_BEARER", "WRONG_PORT")
+DROP_COUNTER_CELLS = 16
+
+# The addresses the test network uses.
+GNB_N3_MAC = "02:00:00:00:00:0a"       # the gNB's N3 interface
+UPF_MAC = "02:00:00:00:00:0b"
+GNB_RADIO_MAC = "02:00:00:00:01:0a"    # the gNB's radio-side interface
+DU_MAC = "02:00:00:00:01:0b"           # the DU that sends uplink frames
+GNB_N3_IP = "192.0.2.10"
+UPF_IP = "192.0.2.1"
+
+SN12_MODULUS = 1 << 12
+SN18_MODULUS = 1 << 18
+
+
+def mac_int(mac: str) -> int:
+    return int(mac.replace(":", ""), 16)
+
+
+def ip_int(address: str) -> int:
+    return int.from_bytes(bytes(int(octet) for octet in address.split(".")), "big")
+
+
+def shim_flags(rlc_am: bool, rlc_sn18: bool, pdcp_sn18: bool) -> int:
+    """The bearer shim flags of a bearer: RLC SN 18 only means something in AM."""
+    return ((SHIM_RLC_AM if rlc_am else 0) | (SHIM_RLC_SN18 if rlc_am and rlc_sn18 else 0)
+            | (SHIM_PDCP_SN18 if pdcp_sn18 else 0))
+
+
+def rlc_data_header(rlc_am: bool, rlc_sn18: bool, sn: int, **fields) -> Packet:
+    """The RLC data PDU header of a bearer (a complete SDU unless fields say otherwise)."""
+    if not rlc_am:
+        return RlcUmData(**fields)
+    return (RlcAmData18 if rlc_sn18 else RlcAmData12)(sn=sn, **fields)
+
+
+def pdcp_data_header(pdcp_sn18: bool, sn: int, **fields) -> Packet:
+    return (Pdcp18 if pdcp_sn18 else Pdcp12)(sn=sn, **fields)
+
+
+@dataclass(frozen=True)
+class DlDrb:
+    """One downlink DRB: the dl_drb entry that maps a TEID to it."""
+    teid: int
+    drb_index: int
+    ue_id: int
+    lcid: int
+    rlc_am: bool
+    rlc_sn18: bool
+    pdcp_sn18: bool
+    default_qfi: int
+    ue_mac: str
+
+    @property
+    def flags(self) -> int:
+        return shim_flags(self.rlc_am, self.rlc_sn18, self.pdcp_sn18)
+
+    def table_entry(self) -> dict:
+        return {"cmd": "table_add", "table": "dl_drb", "match": {"teid": self.teid},
+                "action": "set_dl_drb",
+                "params": {"drb_index": self.drb_index, "ue_id": self.ue_id, "lcid": self.lcid,
+                           "rlc_am": int(self.rlc_am), "rlc_sn18": int(self.rlc_sn18),
+                           "pdcp_sn18": int(self.pdcp_sn18), "default_qfi": self.default_qfi,
+                           "ue_mac": mac_int(self.ue_mac)}}
+
+
+@dataclass(frozen=True)
+class UlBearer:
+    """One uplink bearer: the ul_bearer entry of (ue_id, lcid) and the radio
+    formats the UE uses on it."""
+    ue_id: int
+    lcid: int
+    drb_index: int
+    teid: int
+    rlc_am: bool
+    rlc_sn18: bool
+    pdcp_sn18: bool
+    gnb_ip: str = GNB_N3_IP
+    upf_ip: str = UPF_IP
+    upf_mac: str = UPF_MAC
+
+    @property
+    def flags(self) -> int:
+        return shim_flags(self.rlc_am, self.rlc_sn18, self.pdcp_sn18)
+
+    def table_entry(self) -> dict:
+        return {"cmd": "table_add", "table": "ul_bearer",
+                "match": {"ue_id": self.ue_id, "lcid": self.lcid},
+                "action": "set_ul_bearer",
+                "params": {"drb_index": self.drb_index, "teid": self.teid,
+                           "gnb_ip": ip_int(self.gnb_ip), "upf_ip": ip_int(self.upf_ip),
+                           "upf_mac": mac_int(self.upf_mac)}}
+
+
+def baas_clone_session() -> dict:
+    """Points the RLC AM copies (clone session 1) at the buffering service."""
+    return {"cmd": "clone_session_add", "session": BAAS_CLONE_SESSION, "port": BAAS_PORT}
+
+
+def register_write(register: str, index: int, value: int) -> dict:
+    return {"cmd": "register_write", "register": register, "index": index, "value": value}
+
+
+class SequenceNumbers:
+    """The transmit SNs a DRB's packets get (TS 38.323 TX_NEXT, TS 38.322
+    TX_Next): each packet takes the next one, modulo 2^(SN length); RLC
+    SNs only for AM DRBs."""
+
+    def __init__(self):
+        self.pdcp: dict[int, int] = {}
+        self.rlc: dict[int, int] = {}
+
+    def preset(self, drb: DlDrb, pdcp: int | None = None, rlc: int | None = None) -> list[dict]:
+        """Start a DRB at these SNs; returns the register writes that do it."""
+        commands = []
+        if pdcp is not None:
+            self.pdcp[drb.drb_index] = pdcp
+            commands.append(register_write("pdcp_tx_sn", drb.drb_index, pdcp))
+        if rlc is not None:
+            self.rlc[drb.drb_index] = rlc
+            commands.append(register_write("rlc_tx_sn", drb.drb_index, rlc))
+        return commands
+
+    def take(self, drb: DlDrb) -> tuple[int, int | None]:
+        pdcp = self.pdcp.get(drb.drb_index, 0)
+        self.pdcp[drb.drb_index] = (pdcp + 1) % (SN18_MODULUS if drb.pdcp_sn18 else SN12_MODULUS)
+        if not drb.rlc_am:
+            return pdcp, None
+        rlc = self.rlc.get(drb.drb_index, 0)
+        self.rlc[drb.drb_index] = (rlc + 1) % (SN18_MODULUS if drb.rlc_sn18 else SN12_MODULUS)
+        return pdcp, rlc
+
+
+@dataclass
+class DownlinkPacket:
+    """A G-PDU for a DRB as the UPF sends it on N3.
+
+    qfi set: the GTP-U header carries E and a DL PDU Session Container with
+    qfi and rqi; seq / npdu set: S / PN and the optional octets (also when
+    E is not set); ip_options: IPv4 options (a multiple of 4 octets);
+    trailer: bytes after the G-PDU that the GTP length does not cover
+    (Ethernet padding).
+    """
+    drb: DlDrb
+    inner: bytes
+    qfi: int | None = None
+    rqi: int = 0
+    seq: int | None = None
+    npdu: int | None = None
+    ip_options: bytes = b""
+    trailer: bytes = b""
+    gtp_fields: dict = field(default_factory=dict)   # overrides, for malformed frames
+
+    def gtp_layers(self) -> Packet:
+        flags = {"E": int(self.qfi is not None), "S": int(self.seq is not None),
+                 "PN": int(self.npdu is not None)}
+        gtp = GTP_U_Header(teid=self.drb.teid, gtp_type=GTPU_GPDU, **flags,
+                           seq=self.seq or 0, npdu=self.npdu or 0,
+                           next_ex=EXT_PDU_SESSION_CONTAINER if self.qfi is not None else 0)
+        for name, value in self.gtp_fields.items():
+            setattr(gtp, name, value)
+        if self.qfi is None:
+            return gtp
+        return gtp / GTPPDUSessionContainer(type=PDU_TYPE_DL, QFI=self.qfi, RQI=self.rqi,
+                                            NextExtHdr=0)
+
+    def n3_frame(self) -> bytes:
+        ihl = 5 + len(self.ip_options) // 4
+        frame = (Ether(dst=GNB_N3_MAC, src=UPF_MAC)
+                 / IP(src=UPF_IP, dst=GNB_N3_IP, ihl=ihl, id=0x4242, options=self.ip_options)
+                 / UDP(sport=GTPU_PORT, dport=GTPU_PORT) / self.gtp_layers() / Raw(self.inner))
+        return bytes(frame) + self.trailer
+
+    def radio_frame(self, pdcp_sn: int, rlc_sn: int | None) -> bytes:
+        """What the gNB sends the UE: the inner packet (and any trailer)
+        under SDAP, PDCP and RLC headers with these SNs."""
+        drb = self.drb
+        qfi, rqi = (self.qfi, self.rqi) if self.qfi is not None else (drb.default_qfi, 0)
+        frame = (Ether(dst=drb.ue_mac, src=GNB_N3_MAC)
+                 / BearerShim(ue_id=drb.ue_id, lcid=drb.lcid, flags=drb.flags)
+                 / rlc_data_header(drb.rlc_am, drb.rlc_sn18, rlc_sn or 0)
+                 / pdcp_data_header(drb.pdcp_sn18, pdcp_sn)
+                 / SdapDl(rdi=0, rqi=rqi, qfi=qfi) / Raw(self.inner + self.trailer))
+        return bytes(frame)
+
+
+def expected_downlink(packets: list[DownlinkPacket], sns: SequenceNumbers) -> list[bytes]:
+    """The radio frames of these packets, in order, taking SNs from sns."""
+    return [packet.radio_frame(*sns.take(packet.drb)) for packet in packets]
+
+
+@dataclass
+class UplinkPacket:
+    """A complete SDU from a UE on a bearer, as the DU sends it."""
+    bearer: UlBearer
+    inner: bytes
+    qfi: int
+    pdcp_sn: int = 0
+    rlc_sn: int = 0
+    ue_mac: str = DU_MAC
+
+    def radio_frame(self) -> bytes:
+        bearer = self.bearer
+        frame = (Ether(dst=GNB_RADIO_MAC, src=self.ue_mac)
+                 / UplinkBearerShim(ue_id=bearer.ue_id, lcid=bearer.lcid, flags=bearer.flags)
+                 / rlc_data_header(bearer.rlc_am, bearer.rlc_sn18, self.rlc_sn)
+                 / pdcp_data_header(bearer.pdcp_sn18, self.pdcp_sn)
+                 / SdapUl(dc=1, qfi=self.qfi) / Raw(self.inner))
+        return bytes(frame)
+
+    def n3_frame(self) -> bytes:
+        """The G-PDU towards the UPF: scapy computes the lengths and the
+        IPv4 checksum; UDP checksum 0 (TS 29.281 4.4.2.3 allows it on IPv4)."""
+        bearer = self.bearer
+        frame = (Ether(dst=bearer.upf_mac, src=GNB_RADIO_MAC)
+                 / IP(version=4, ihl=5, tos=0, id=0, flags=0, frag=0, ttl=64, proto=17,
+                      src=bearer.gnb_ip, dst=bearer.upf_ip)
+                 / UDP(sport=GTPU_PORT, dport=GTPU_PORT, chksum=0)
+                 / GTP_U_Header(E=1, S=0, PN=0, gtp_type=GTPU_GPDU, teid=bearer.teid,
+                                seq=0, npdu=0, next_ex=EXT_PDU_SESSION_CONTAINER)
+                 / GTPPDUSessionContainer(type=PDU_TYPE_UL, QFI=self.qfi, NextExtHdr=0)
+                 / Raw(self.inner))
+        return bytes(frame)
+
+
+def radio_ethernet(ue_mac: str = DU_MAC) -> Ether:
+    """The Ethernet header of an uplink frame, for hand-made radio frames."""
+    return Ether(dst=GNB_RADIO_MAC, src=ue_mac, type=0x88B5)
+
+
+def inner_packet(index: int, size: int) -> bytes:
+    """A UE's packet of about `size` octets, different for each index:
+    IPv4/UDP, IPv4/TCP, IPv6/UDP, or bytes that are no IP at all (the gNB
+    must carry any T-PDU unchanged)."""
+    payload = bytes((index * 7 + i) & 0xFF for i in range(max(size - 48, 0)))
+    kind = index % 4
+    if kind == 0:
+        return bytes(IP(src="10.45.0.2", dst="198.51.100.7", id=index) / UDP(sport=40000 + index,
+                                                                           dport=443) / payload)
+    if kind == 1:
+        return bytes(IP(src="10.45.0.3", dst="198.51.100.8", id=index)
+                     / TCP(sport=50000 + index, dport=80, seq=index) / payload)
+    if kind == 2:
+        return bytes(IPv6(src="2001:db8::2", dst="2001:db8:1::7") / UDP(sport=5000 + index, dport=53)
+                     / payload)
+    return bytes(((index + i) * 13) & 0xFF for i in range(size))
