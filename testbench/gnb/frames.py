@@ -196,11 +196,7 @@ class DownlinkPacket:
                                             NextExtHdr=0)
 
     def n3_frame(self) -> bytes:
-        ihl = 5 + len(self.ip_options) // 4
-        frame = (Ether(dst=GNB_N3_MAC, src=UPF_MAC)
-                 / IP(src=UPF_IP, dst=GNB_N3_IP, ihl=ihl, id=0x4242, options=self.ip_options)
-                 / UDP(sport=GTPU_PORT, dport=GTPU_PORT) / self.gtp_layers() / Raw(self.inner))
-        return bytes(frame) + self.trailer
+        return n3_encapsulate(self.gtp_layers() / Raw(self.inner), self.ip_options) + self.trailer
 
     def radio_frame(self, pdcp_sn: int, rlc_sn: int | None) -> bytes:
         """What the gNB sends the UE: the inner packet (and any trailer)
@@ -213,6 +209,15 @@ class DownlinkPacket:
                  / pdcp_data_header(drb.pdcp_sn18, pdcp_sn)
                  / SdapDl(rdi=0, rqi=rqi, qfi=qfi) / Raw(self.inner + self.trailer))
         return bytes(frame)
+
+
+def n3_encapsulate(gtp: Packet, ip_options: bytes = b"") -> bytes:
+    """A GTP-U message as the UPF sends it to the gNB's N3 address."""
+    frame = (Ether(dst=GNB_N3_MAC, src=UPF_MAC)
+             / IP(src=UPF_IP, dst=GNB_N3_IP, ihl=5 + len(ip_options) // 4, id=0x4242,
+                  options=ip_options)
+             / UDP(sport=GTPU_PORT, dport=GTPU_PORT) / gtp)
+    return bytes(frame)
 
 
 def expected_downlink(packets: list[DownlinkPacket], sns: SequenceNumbers) -> list[bytes]:
