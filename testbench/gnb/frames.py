@@ -180,6 +180,7 @@ class DownlinkPacket:
     npdu: int | None = None
     ip_options: bytes = b""
     trailer: bytes = b""
+    gnb_mac: str = GNB_N3_MAC     # the address the UPF sends to; the gNB answers from it
     gtp_fields: dict = field(default_factory=dict)   # overrides, for malformed frames
 
     def gtp_layers(self) -> Packet:
@@ -196,14 +197,15 @@ class DownlinkPacket:
                                             NextExtHdr=0)
 
     def n3_frame(self) -> bytes:
-        return n3_encapsulate(self.gtp_layers() / Raw(self.inner), self.ip_options) + self.trailer
+        return n3_encapsulate(self.gtp_layers() / Raw(self.inner), self.ip_options,
+                              self.gnb_mac) + self.trailer
 
     def radio_frame(self, pdcp_sn: int, rlc_sn: int | None) -> bytes:
         """What the gNB sends the UE: the inner packet (and any trailer)
         under SDAP, PDCP and RLC headers with these SNs."""
         drb = self.drb
         qfi, rqi = (self.qfi, self.rqi) if self.qfi is not None else (drb.default_qfi, 0)
-        frame = (Ether(dst=drb.ue_mac, src=GNB_N3_MAC)
+        frame = (Ether(dst=drb.ue_mac, src=self.gnb_mac)
                  / BearerShim(ue_id=drb.ue_id, lcid=drb.lcid, flags=drb.flags)
                  / rlc_data_header(drb.rlc_am, drb.rlc_sn18, rlc_sn or 0)
                  / pdcp_data_header(drb.pdcp_sn18, pdcp_sn)
@@ -211,9 +213,9 @@ class DownlinkPacket:
         return bytes(frame)
 
 
-def n3_encapsulate(gtp: Packet, ip_options: bytes = b"") -> bytes:
+def n3_encapsulate(gtp: Packet, ip_options: bytes = b"", gnb_mac: str = GNB_N3_MAC) -> bytes:
     """A GTP-U message as the UPF sends it to the gNB's N3 address."""
-    frame = (Ether(dst=GNB_N3_MAC, src=UPF_MAC)
+    frame = (Ether(dst=gnb_mac, src=UPF_MAC)
              / IP(src=UPF_IP, dst=GNB_N3_IP, ihl=5 + len(ip_options) // 4, id=0x4242,
                   options=ip_options)
              / UDP(sport=GTPU_PORT, dport=GTPU_PORT) / gtp)
@@ -234,10 +236,11 @@ class UplinkPacket:
     pdcp_sn: int = 0
     rlc_sn: int = 0
     ue_mac: str = DU_MAC
+    gnb_mac: str = GNB_RADIO_MAC  # the address the DU sends to; the gNB answers from it
 
     def radio_frame(self) -> bytes:
         bearer = self.bearer
-        frame = (Ether(dst=GNB_RADIO_MAC, src=self.ue_mac)
+        frame = (Ether(dst=self.gnb_mac, src=self.ue_mac)
                  / UplinkBearerShim(ue_id=bearer.ue_id, lcid=bearer.lcid, flags=bearer.flags)
                  / rlc_data_header(bearer.rlc_am, bearer.rlc_sn18, self.rlc_sn)
                  / pdcp_data_header(bearer.pdcp_sn18, self.pdcp_sn)
@@ -248,7 +251,7 @@ class UplinkPacket:
         """The G-PDU towards the UPF: scapy computes the lengths and the
         IPv4 checksum; UDP checksum 0 (TS 29.281 4.4.2.3 allows it on IPv4)."""
         bearer = self.bearer
-        frame = (Ether(dst=bearer.upf_mac, src=GNB_RADIO_MAC)
+        frame = (Ether(dst=bearer.upf_mac, src=self.gnb_mac)
                  / IP(version=4, ihl=5, tos=0, id=0, flags=0, frag=0, ttl=64, proto=17,
                       src=bearer.gnb_ip, dst=bearer.upf_ip)
                  / UDP(sport=GTPU_PORT, dport=GTPU_PORT, chksum=0)
@@ -277,6 +280,6 @@ def inner_packet(index: int, size: int) -> bytes:
         return bytes(IP(src="10.45.0.3", dst="198.51.100.8", id=index)
                      / TCP(sport=50000 + index, dport=80, seq=index) / payload)
     if kind == 2:
-        return bytes(IPv6(src="2001:db8::2", dst="2001:db8:1::7") / UDP(sport=5000 + index, dport=53)
-                     / payload)
+        return bytes(IPv6(src="2001:db8::2", dst="2001:db8:1::7")
+                     / UDP(sport=5000 + index, dport=53) / payload)
     return bytes(((index + i) * 13) & 0xFF for i in range(size))

@@ -12,7 +12,6 @@ ones (`dissect_uplink_radio_frame`).
 """
 from __future__ import annotations
 
-from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer  # noqa: F401 (re-exported)
 from scapy.fields import (BitEnumField, BitField, ByteField, ConditionalField, FlagsField,
                           PacketListField, ShortField)
 from scapy.layers.inet import IP

@@ -43,11 +43,12 @@ def packet_variants(drb: DlDrb, index: int) -> DownlinkPacket:
         dict(seq=0x1234 + index),
         dict(npdu=0x5A),
         dict(seq=0xFFFF, npdu=0xFF),
-        dict(seq=7, gtp_fields={"next_ex": 0x85}),     # next type counts only with E (TS 29.281 5.1)
+        dict(seq=7, gtp_fields={"next_ex": 0x85}),     # no E: the next type means nothing
         dict(qfi=63, rqi=1, seq=1, npdu=2),
         dict(gtp_fields={"E": 1, "next_ex": 0}),         # E with no extension after all
         dict(qfi=0, ip_options=b"\x01" * 4 * (1 + index % 10)),  # IHL 6..15
         dict(ip_options=b"\x01\x01\x01\x00" * 10),       # IHL 15
+        dict(qfi=17, gnb_mac="02:00:00:00:00:1a"),       # another of the gNB's addresses
     ]
     return DownlinkPacket(drb, inner, **variants[index % len(variants)])
 
@@ -56,7 +57,8 @@ def padded_packets() -> list[DownlinkPacket]:
     """Frames under the Ethernet minimum, padded to 60 octets: the padding
     rides along after the inner packet."""
     return [DownlinkPacket(DRBS[0], b"\x45\x00\x00\x04", trailer=bytes(6)),
-            DownlinkPacket(DRBS[4], b"\x99", qfi=3, trailer=b"\x00" * 5)]
+            DownlinkPacket(DRBS[4], b"\x99", qfi=3, trailer=b"\x00" * 5),
+            DownlinkPacket(DRBS[1], b"", trailer=bytes(10))]      # an empty T-PDU
 
 
 def check_counts(result, packets: list[DownlinkPacket]):

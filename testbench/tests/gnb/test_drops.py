@@ -41,7 +41,8 @@ UL_BEARERS = [
 ENTRIES = ([DL_AM.table_entry(), DL_UM.table_entry(), baas_clone_session()]
            + [bearer.table_entry() for bearer in UL_BEARERS])
 
-GTP_HEADERS_END = 14 + 24 + 8 + 12 + 4    # Ethernet, IPv4 with 4 octets of options, UDP, GTP-U, container
+# Ethernet, IPv4 with 4 octets of options, UDP, GTP-U with its optional octets, container
+GTP_HEADERS_END = 14 + 24 + 8 + 12 + 4
 
 
 def full_downlink_frame() -> bytes:
@@ -110,7 +111,8 @@ def bad_frames() -> dict[str, list[tuple[int, bytes]]]:
     truncated += [(N3_PORT, good_ul[:17]), (BAAS_PORT, good_dl[:30]), (BAAS_PORT, good_ul[:20])]
 
     frames["NOT_GTP"] = [(port, frame) for port in (N3_PORT, RADIO_PORT) for frame in [
-        bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=UPF_MAC) / ARP(psrc="192.0.2.1", pdst="192.0.2.10")),
+        bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=UPF_MAC)
+              / ARP(psrc="192.0.2.1", pdst="192.0.2.10")),
         bytes(ethernet_to_gnb() / IP(dst="192.0.2.10") / TCP(dport=GTPU_PORT)),
         bytes(ethernet_to_gnb() / IP(dst="192.0.2.10") / ICMP()),
         bytes(ethernet_to_gnb() / IP(dst="192.0.2.10") / UDP(sport=2123, dport=2123) / bytes(12)),
@@ -139,7 +141,8 @@ def bad_frames() -> dict[str, list[tuple[int, bytes]]]:
         n3(gpdu(E=1, next_ex=0x40) / bytes([1, 0x08, 0x68, 0])),            # UDP Port extension
         n3(gpdu(E=1, next_ex=0xC0) / bytes([1, 0x12, 0x34, 0])),            # PDCP PDU Number
         n3(gpdu(E=1, next_ex=0x85) / GTPPDUSessionContainer(type=1, QFI=5)),  # UL PDU type
-        n3(gpdu(E=1, next_ex=0x85) / GTPPDUSessionContainer(type=0, QFI=5, PPP=1, PPI=2)),  # length 2
+        n3(gpdu(E=1, next_ex=0x85)
+           / GTPPDUSessionContainer(type=0, QFI=5, PPP=1, PPI=2)),          # length 2
         n3(gpdu(E=1, next_ex=0x85) / GTPPDUSessionContainer(type=0, QFI=5, NextExtHdr=0x85)
            / GTPPDUSessionContainer(type=0, QFI=6)),                          # two containers
         n3(gpdu(E=1, next_ex=0x85) / GTPPDUSessionContainer(type=0, QFI=5, NextExtHdr=0x40)
@@ -188,7 +191,8 @@ def bad_frames() -> dict[str, list[tuple[int, bytes]]]:
 
 def test_every_drop_reason_counted_and_good_traffic_still_forwarded(run_gnb):
     bad = bad_frames()
-    good_dl = [DownlinkPacket(drb, inner_packet(index, 80 + index), qfi=index if index % 2 else None)
+    good_dl = [DownlinkPacket(drb, inner_packet(index, 80 + index),
+                              qfi=index if index % 2 else None)
                for index, drb in enumerate([DL_AM, DL_UM] * 3)]
     good_ul = [UplinkPacket(bearer, inner_packet(index, 60 + index), qfi=index + 1)
                for index, bearer in enumerate(UL_BEARERS * 2)]
@@ -200,7 +204,8 @@ def test_every_drop_reason_counted_and_good_traffic_still_forwarded(run_gnb):
     for port, good in ((N3_PORT, [p.n3_frame() for p in good_dl]),
                        (RADIO_PORT, [p.radio_frame() for p in good_ul])):
         middle = len(inputs[port]) // 2
-        inputs[port] = good[:1] + inputs[port][:middle] + good[1:3] + inputs[port][middle:] + good[3:]
+        dropped = inputs[port]
+        inputs[port] = good[:1] + dropped[:middle] + good[1:3] + dropped[middle:] + good[3:]
 
     result = run_gnb(n3=inputs[N3_PORT], radio=inputs[RADIO_PORT], baas=inputs[BAAS_PORT],
                      entries=ENTRIES)

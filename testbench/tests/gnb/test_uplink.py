@@ -40,7 +40,8 @@ def uplink_packets() -> list[UplinkPacket]:
         size = [1, 20, 64, 333, 1400, 0][index % 6]
         packets.append(UplinkPacket(bearer, inner_packet(index, size) if size else b"",
                                     qfi=(index * 7) % 64, pdcp_sn=(index * 997) % 4096,
-                                    rlc_sn=(index * 331) % 4096))
+                                    rlc_sn=(index * 331) % 4096,
+                                    gnb_mac=f"02:00:00:00:01:{index % 3 + 10:02x}"))
     return packets
 
 
