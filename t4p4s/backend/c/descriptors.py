@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...diagnostics import CompileError
 from ...ir import nodes as ir
 from ...ir import types as T
+from ..p4info import build_p4info
 from ..resources import Resources, TableInfo, key_field_name
 from .actions import Actions, c_ident, data_params
 from .emit import CodeWriter, source_comment
@@ -82,6 +83,7 @@ class Descriptors:
         port_bits = next((T.width_of(f.type) for f in
                           self.ctx.bound.standard_metadata_type.decl.fields
                           if f.name == "egress_spec"), 9)
+        self._p4info(program_name)
         with w.block("const struct t4p4s_program t4p4s_program =", "};"):
             w.line(f".name = \"{program_name}\",")
             w.line(f".p4info_path = \"{_c_string(p4info_path)}\",")
@@ -91,8 +93,20 @@ class Descriptors:
             w.line(f".n_registers = {len(res.registers)}, .registers = registers,")
             w.line(f".n_errors = {len(self.ctx.errors)}, .error_names = error_names,")
             w.line(f".port_bits = {port_bits},")
+            w.line(".p4info = p4info, .p4info_size = sizeof(p4info),")
         w.line()
         return w
+
+    def _p4info(self, program_name: str) -> None:
+        """The serialized P4Info, byte for byte the NAME.p4info.binpb the
+        driver writes (same builder, deterministic serialization)."""
+        data = build_p4info(self.ctx.resources, program_name).SerializeToString(
+            deterministic=True)
+        w = self.w
+        with w.block("static const uint8_t p4info[] =", "};"):
+            for i in range(0, len(data), 16):
+                w.line(", ".join(f"0x{b:02x}" for b in data[i:i + 16]) + ",")
+        w.line()
 
     def _action_params(self, a) -> None:
         if not a.data_params:

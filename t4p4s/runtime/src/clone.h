@@ -5,7 +5,9 @@
 
 #include <stdint.h>
 
-#define T4P4S_MAX_CLONE_SESSIONS 32768
+#include <t4p4s/control_api.h>
+
+#define T4P4S_MAX_CLONE_SESSIONS T4P4S_CTL_MAX_CLONE_SESSIONS
 
 int t4p4s_clone_session_set(uint32_t session, uint32_t port,
 			    uint32_t truncate);

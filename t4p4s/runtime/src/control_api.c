@@ -1,6 +1,7 @@
 /* The C table-management API (include/t4p4s/control_api.h): validation
  * of matches and action parameters as P4Runtime specifies them, and one
  * mutex that serializes every writer. */
+#define _GNU_SOURCE    /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,7 +18,9 @@
 #include "registers.h"
 #include "tables.h"
 
-static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+/* recursive: a batch (t4p4s_ctl_batch_begin) holds it across calls that
+ * take it again */
+static pthread_mutex_t ctl_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static __thread char last_error[512];
 
 const char *
@@ -649,9 +652,8 @@ t4p4s_ctl_register_reset(uint16_t reg)
 	return 0;
 }
 
-int
-t4p4s_ctl_clone_session_add(uint32_t session, uint32_t port,
-			    uint32_t truncate)
+static int
+do_clone_session_add(uint32_t session, uint32_t port, uint32_t truncate)
 {
 	unsigned bits = t4p4s_program.port_bits ? t4p4s_program.port_bits : 9;
 	if (port >= (1u << bits))
@@ -663,7 +665,14 @@ t4p4s_ctl_clone_session_add(uint32_t session, uint32_t port,
 }
 
 int
-t4p4s_ctl_clone_session_delete(uint32_t session)
+t4p4s_ctl_clone_session_add(uint32_t session, uint32_t port,
+			    uint32_t truncate)
+{
+	LOCKED(do_clone_session_add(session, port, truncate));
+}
+
+static int
+do_clone_session_delete(uint32_t session)
 {
 	int ret = t4p4s_clone_session_clear(session);
 	if (ret == -ENOENT)
@@ -672,4 +681,205 @@ t4p4s_ctl_clone_session_delete(uint32_t session)
 		return fail(ret, "clone session %u out of range (max %u)",
 			    session, T4P4S_MAX_CLONE_SESSIONS - 1);
 	return 0;
+}
+
+int
+t4p4s_ctl_clone_session_delete(uint32_t session)
+{
+	LOCKED(do_clone_session_delete(session));
+}
+
+int
+t4p4s_ctl_clone_session_read(uint32_t session, uint32_t *port,
+			     uint32_t *truncate)
+{
+	if (session >= T4P4S_MAX_CLONE_SESSIONS)
+		return fail(-EINVAL, "clone session %u out of range (max %u)",
+			    session, T4P4S_MAX_CLONE_SESSIONS - 1);
+	int32_t p = t4p4s_clone_session_port(session, truncate);
+	if (p < 0)
+		return fail(-ENOENT, "no clone session %u", session);
+	*port = (uint32_t)p;
+	return 0;
+}
+
+/* ---- batches, single entries, defaults, counter writes, reset ---------- */
+
+void
+t4p4s_ctl_batch_begin(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+}
+
+void
+t4p4s_ctl_batch_end(void)
+{
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+/* The record of `match` in `table`, or NULL with the reason in *err. */
+static struct table_record *
+find_record(uint16_t table, const struct t4p4s_match_spec *match, int *err)
+{
+	*err = check_table(table, false);
+	if (*err != 0)
+		return NULL;
+	struct t4p4s_table *t = t4p4s_tables[table];
+	uint8_t canon[table_match_size(t)];
+	*err = build_match(t, match, canon);
+	if (*err != 0)
+		return NULL;
+	struct table_record *r = table_find(t, canon);
+	if (r == NULL)
+		*err = fail(-ENOENT, "table %s has no such entry", t->desc->name);
+	return r;
+}
+
+static int
+do_read_entry(uint16_t table, const struct t4p4s_match_spec *match,
+	      t4p4s_entry_visitor visit, void *arg)
+{
+	int ret;
+	struct table_record *r = find_record(table, match, &ret);
+	if (r == NULL)
+		return ret;
+	struct read_ctx ctx = { t4p4s_tables[table], visit, arg };
+	return visit_record(&ctx, r);
+}
+
+int
+t4p4s_ctl_table_read_entry(uint16_t table,
+			   const struct t4p4s_match_spec *match,
+			   t4p4s_entry_visitor visit, void *arg)
+{
+	LOCKED(do_read_entry(table, match, visit, arg));
+}
+
+/* The table's declared default action as a new entry. */
+static struct t4p4s_entry *
+declared_default(struct t4p4s_table *t)
+{
+	const struct t4p4s_table_desc *d = t->desc;
+	const struct t4p4s_table_action *da = &d->actions[d->default_action];
+	return table_entry_new(t, d->default_action, d->default_data,
+			       t4p4s_program.actions[da->action].data_size);
+}
+
+static int
+do_reset_default(uint16_t table)
+{
+	int ret = check_table(table, false);
+	if (ret != 0)
+		return ret;
+	struct t4p4s_table *t = t4p4s_tables[table];
+	if (t->desc->default_is_const)
+		return fail(-EPERM, "table %s has a const default action",
+			    t->desc->name);
+	struct t4p4s_entry *e = declared_default(t);
+	if (e == NULL)
+		return fail(-ENOMEM, "out of memory");
+	table_set_default(t, e);
+	return 0;
+}
+
+int
+t4p4s_ctl_table_reset_default(uint16_t table)
+{
+	LOCKED(do_reset_default(table));
+}
+
+static int
+do_counter_write(uint16_t counter, uint32_t index,
+		 const struct t4p4s_counter_value *value)
+{
+	if (counter >= t4p4s_program.n_counters)
+		return fail(-EINVAL, "no counter with index %u", counter);
+	struct t4p4s_counter *c = t4p4s_counters[counter];
+	if (c->desc->direct_table >= 0)
+		return fail(-EINVAL, "%s is a direct counter: write it through "
+			    "its table entry", c->desc->name);
+	if (index >= c->size)
+		return fail(-EINVAL, "index %u out of range for %s (size %u)",
+			    index, c->desc->name, c->size);
+	struct t4p4s_counter_cell cell = { value->packets, value->bytes };
+	t4p4s_counter_set_slot(c, index, &cell);
+	return 0;
+}
+
+int
+t4p4s_ctl_counter_write(uint16_t counter, uint32_t index,
+			const struct t4p4s_counter_value *value)
+{
+	LOCKED(do_counter_write(counter, index, value));
+}
+
+static int
+do_direct_counter_write(uint16_t table, const struct t4p4s_match_spec *match,
+			const struct t4p4s_counter_value *value)
+{
+	int ret;
+	struct table_record *r = find_record(table, match, &ret);
+	if (r == NULL)
+		return ret;
+	struct t4p4s_table *t = t4p4s_tables[table];
+	if (t->direct_counter == NULL)
+		return fail(-EINVAL, "table %s has no direct counter",
+			    t->desc->name);
+	uint32_t slot = r->entry->counter_slot;
+	if (slot == UINT32_MAX)
+		return fail(-ENOSPC, "entry of %s has no counter slot",
+			    t->desc->name);
+	struct t4p4s_counter_cell cell = { value->packets, value->bytes };
+	t4p4s_counter_set_slot(t->direct_counter, slot, &cell);
+	return 0;
+}
+
+int
+t4p4s_ctl_direct_counter_write(uint16_t table,
+			       const struct t4p4s_match_spec *match,
+			       const struct t4p4s_counter_value *value)
+{
+	LOCKED(do_direct_counter_write(table, match, value));
+}
+
+static int
+reset_table(struct t4p4s_table *t)
+{
+	const struct t4p4s_table_desc *d = t->desc;
+	if (d->entries_are_const)
+		return 0;    /* nothing but its const entries, never changed */
+	int ret = table_clear(t);
+	for (uint16_t j = 0; j < d->n_const_entries && ret == 0; j++)
+		ret = install_const_entry(t, &d->const_entries[j]);
+	if (ret != 0)
+		return fail(ret, "resetting table %s: %s", d->name,
+			    strerror(-ret));
+	struct t4p4s_entry *e = declared_default(t);
+	if (e == NULL)
+		return fail(-ENOMEM, "out of memory");
+	table_set_default(t, e);
+	return 0;
+}
+
+static int
+do_reset_state(void)
+{
+	for (uint16_t i = 0; i < t4p4s_program.n_tables; i++) {
+		int ret = reset_table(t4p4s_tables[i]);
+		if (ret != 0)
+			return ret;
+	}
+	for (uint16_t i = 0; i < t4p4s_program.n_counters; i++)
+		t4p4s_counter_clear(t4p4s_counters[i]);
+	for (uint16_t i = 0; i < t4p4s_program.n_registers; i++)
+		t4p4s_register_reset(t4p4s_registers[i]);
+	for (uint32_t s = 0; s < T4P4S_MAX_CLONE_SESSIONS; s++)
+		t4p4s_clone_session_clear(s);
+	return 0;
+}
+
+int
+t4p4s_ctl_reset_state(void)
+{
+	LOCKED(do_reset_state());
 }

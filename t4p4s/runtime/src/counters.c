@@ -71,6 +71,16 @@ t4p4s_counter_clear_slot(struct t4p4s_counter *c, uint32_t index)
 }
 
 void
+t4p4s_counter_set_slot(struct t4p4s_counter *c, uint32_t index,
+		       const struct t4p4s_counter_cell *cell)
+{
+	t4p4s_counter_clear_slot(c, index);
+	volatile struct t4p4s_counter_cell *first = &c->cells[0][index];
+	first->packets = cell->packets;
+	first->bytes = cell->bytes;
+}
+
+void
 t4p4s_counter_clear(struct t4p4s_counter *c)
 {
 	for (uint32_t i = 0; i < c->size; i++)

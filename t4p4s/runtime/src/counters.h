@@ -27,5 +27,8 @@ void t4p4s_counter_sum(const struct t4p4s_counter *c, uint32_t index,
 		       struct t4p4s_counter_cell *out);
 void t4p4s_counter_clear_slot(struct t4p4s_counter *c, uint32_t index);
 void t4p4s_counter_clear(struct t4p4s_counter *c);
+/* Sets a slot to `cell` (lcores may count a packet in the same instant). */
+void t4p4s_counter_set_slot(struct t4p4s_counter *c, uint32_t index,
+			    const struct t4p4s_counter_cell *cell);
 
 #endif

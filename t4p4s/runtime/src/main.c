@@ -17,6 +17,7 @@
 #include "counters.h"
 #include "lcore_loop.h"
 #include "options.h"
+#include "p4runtime_server.h"
 #include "ports.h"
 #include "rcu.h"
 #include "registers.h"
@@ -91,6 +92,10 @@ start(void)
 	    t4p4s_control_load_entries(options.entries_path) != 0)
 		return -1;
 	t4p4s_stats_telemetry_init();
+	if (options.p4runtime_address != NULL &&
+	    t4p4s_p4runtime_start(options.p4runtime_address,
+				  options.device_id) != 0)
+		return -1;
 	/* the socket last: a client's first successful `ping` means ready */
 	if (options.control_path != NULL &&
 	    t4p4s_control_socket_start(options.control_path) != 0)
@@ -130,6 +135,7 @@ main(int argc, char **argv)
 		rte_eal_mp_wait_lcore();
 	}
 	t4p4s_control_socket_stop();
+	t4p4s_p4runtime_stop();
 	if (status == 0 && options.stats_json_path != NULL &&
 	    t4p4s_stats_write(options.stats_json_path) != 0)
 		status = 1;

@@ -22,7 +22,11 @@ usage(const char *prog)
 		"  --governor POLICY   busy (default) or nap\n"
 		"  --mbufs N           extra mbufs in the pool (net_pcap infinite_rx\n"
 		"                      keeps a copy of its whole pcap in mbufs)\n"
-		"  --log-msg           print log_msg() output\n",
+		"  --log-msg           print log_msg() output\n"
+		"  --p4runtime [ADDR:]PORT\n"
+		"                      serve P4Runtime on ADDR (default 127.0.0.1):PORT\n"
+		"                      (port 0: any free port, printed at start)\n"
+		"  --device-id N       P4Runtime device id (default 1)\n",
 		prog, T4P4S_MAX_BURST);
 }
 
@@ -43,7 +47,8 @@ parse_number(const char *opt, const char *arg, double min, double max,
 }
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
-       OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG, OPT_HELP };
+       OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG,
+       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_HELP };
 
 int
 t4p4s_options_parse(int argc, char **argv, const char *prog,
@@ -59,6 +64,8 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "governor", required_argument, NULL, OPT_GOVERNOR },
 		{ "mbufs", required_argument, NULL, OPT_MBUFS },
 		{ "log-msg", no_argument, NULL, OPT_LOG_MSG },
+		{ "p4runtime", required_argument, NULL, OPT_P4RUNTIME },
+		{ "device-id", required_argument, NULL, OPT_DEVICE_ID },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -67,6 +74,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 	memset(out, 0, sizeof(*out));
 	out->burst = 32;
 	out->governor = T4P4S_GOVERNOR_BUSY;
+	out->device_id = 1;
 
 	/* argv[0] is EAL's last consumed argument (or the program name) */
 	optind = 1;
@@ -115,6 +123,22 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		case OPT_LOG_MSG:
 			out->log_msg = true;
 			break;
+		case OPT_P4RUNTIME:
+			out->p4runtime_address = optarg;
+			break;
+		case OPT_DEVICE_ID: {
+			char *end;
+			errno = 0;
+			unsigned long long id = strtoull(optarg, &end, 0);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    optarg[0] == '-') {
+				fprintf(stderr, "error: --device-id: invalid value '%s' "
+					"(expected an unsigned 64-bit integer)\n", optarg);
+				goto bad;
+			}
+			out->device_id = id;
+			break;
+		}
 		case OPT_HELP:
 			usage(prog);
 			return -1;

@@ -17,6 +17,8 @@ struct t4p4s_options {
 	unsigned extra_mbufs;        /* --mbufs: added to the computed pool size */
 	enum t4p4s_governor_policy governor;
 	bool log_msg;
+	const char *p4runtime_address;  /* --p4runtime [ADDR:]PORT, or NULL */
+	uint64_t device_id;             /* --device-id (P4Runtime), default 1 */
 };
 
 /* Parses argv (without the EAL part); on error prints why and the usage to

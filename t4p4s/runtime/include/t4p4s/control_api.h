@@ -132,6 +132,42 @@ int t4p4s_ctl_clone_session_add(uint32_t session, uint32_t port,
 				uint32_t truncate);
 int t4p4s_ctl_clone_session_delete(uint32_t session);
 
+/* ---- used by the P4Runtime server ----------------------------------- */
+
+/* Hold the control mutex across several calls (it is recursive): a batch
+ * of writes takes it once, and a reader sees no write of another client
+ * half done. Every begin needs its end, on the same thread. */
+void t4p4s_ctl_batch_begin(void);
+void t4p4s_ctl_batch_end(void);
+
+/* The one entry whose match is exactly `match` (-ENOENT if none). */
+int t4p4s_ctl_table_read_entry(uint16_t table,
+			       const struct t4p4s_match_spec *match,
+			       t4p4s_entry_visitor visit, void *arg);
+/* Back to the default action the P4 program declares (-EPERM if const). */
+int t4p4s_ctl_table_reset_default(uint16_t table);
+
+/* Sets one cell of an indirect counter. Lcores keep counting meanwhile:
+ * a packet counted in the same instant may be lost. */
+int t4p4s_ctl_counter_write(uint16_t counter, uint32_t index,
+			    const struct t4p4s_counter_value *value);
+/* Sets the direct counter of the entry `match` of `table` (-ENOENT if no
+ * such entry, -EINVAL if the table has no direct counter). */
+int t4p4s_ctl_direct_counter_write(uint16_t table,
+				   const struct t4p4s_match_spec *match,
+				   const struct t4p4s_counter_value *value);
+
+/* The port and truncate length of a clone session (-ENOENT if unset). */
+int t4p4s_ctl_clone_session_read(uint32_t session, uint32_t *port,
+				 uint32_t *truncate);
+/* Sessions are numbered 0..T4P4S_CTL_MAX_CLONE_SESSIONS-1. */
+#define T4P4S_CTL_MAX_CLONE_SESSIONS 32768
+
+/* The forwarding state as the program starts: every table emptied but for
+ * its const entries, default actions as declared, counters and registers
+ * zero, no clone session. */
+int t4p4s_ctl_reset_state(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,288 @@
+#include "table_entries.h"
+
+#include <cerrno>
+
+#include <t4p4s/control_api.h>
+
+#include "counter_data.h"
+#include "table_action.h"
+#include "table_match.h"
+
+namespace t4p4s_p4rt {
+
+using grpc::StatusCode;
+using p4::v1::Update;
+
+static Outcome find_table(const ProgramIds &ids, uint32_t id, int *index)
+{
+    *index = ids.table(id);
+    if (*index < 0)
+        return fail(StatusCode::NOT_FOUND,
+                    "no table with id " + std::to_string(id));
+    return ok();
+}
+
+// What this target's tables do not have: idle timeouts, meters, metadata.
+static Outcome check_unsupported_fields(const p4::v1::TableEntry &e)
+{
+    if (e.idle_timeout_ns() != 0 || e.has_time_since_last_hit())
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "the table does not support idle timeouts");
+    if (e.has_meter_config() || e.has_meter_counter_data())
+        return fail(StatusCode::INVALID_ARGUMENT, "the table has no direct meter");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    bool has_metadata = !e.metadata().empty() || e.controller_metadata() != 0;
+#pragma GCC diagnostic pop
+    if (has_metadata)
+        return fail(StatusCode::UNIMPLEMENTED,
+                    "this target does not store entry metadata");
+    return ok();
+}
+
+static Outcome write_default_entry(const ProgramIds &ids, uint16_t table,
+                                   Update::Type type,
+                                   const p4::v1::TableEntry &e)
+{
+    const t4p4s_table_desc &desc = t4p4s_program.tables[table];
+    if (type != Update::MODIFY)
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "the default entry is always set: only MODIFY applies to it");
+    if (e.match_size() != 0 || e.priority() != 0)
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "the default entry takes no match and no priority");
+    if (e.has_counter_data())
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "the default entry has no direct counter on this target");
+    if (!e.has_action())
+        return from_errno(t4p4s_ctl_table_reset_default(table));
+    if (desc.default_is_const)
+        return fail(StatusCode::PERMISSION_DENIED,
+                    std::string("table ") + desc.name +
+                        " has a const default action");
+    ActionBuffer action;
+    Outcome r = action.parse(desc, ids, e.action(), true);
+    if (!r.ok())
+        return r;
+    t4p4s_action_spec spec = action.spec();
+    return from_errno(t4p4s_ctl_table_set_default(table, &spec));
+}
+
+static int count_nothing(void *, const t4p4s_entry_view *) { return 0; }
+
+Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
+                          const p4::v1::TableEntry &e)
+{
+    int table;
+    Outcome r = find_table(ids, e.table_id(), &table);
+    if (r.ok())
+        r = check_unsupported_fields(e);
+    if (!r.ok())
+        return r;
+    const t4p4s_table_desc &desc = t4p4s_program.tables[table];
+    if (e.is_default_action())
+        return write_default_entry(ids, (uint16_t)table, type, e);
+    if (e.has_counter_data() && desc.direct_counter < 0)
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    std::string("table ") + desc.name + " has no direct counter");
+    if (type == Update::INSERT && !e.has_action())
+        return fail(StatusCode::INVALID_ARGUMENT, "an INSERT needs an action");
+
+    MatchBuffer match;
+    ActionBuffer action;
+    r = match.parse(desc, e);
+    if (r.ok() && e.has_action() && type != Update::DELETE)
+        r = action.parse(desc, ids, e.action(), false);
+    if (!r.ok())
+        return r;
+    t4p4s_match_spec m = match.spec();
+    t4p4s_action_spec a = action.spec();
+    int ret;
+    switch (type) {
+    case Update::INSERT:
+        ret = t4p4s_ctl_table_add((uint16_t)table, &m, &a);
+        break;
+    case Update::MODIFY:
+        if (e.has_action())
+            ret = t4p4s_ctl_table_modify((uint16_t)table, &m, &a);
+        else if (desc.entries_are_const && !e.has_counter_data())
+            return fail(StatusCode::PERMISSION_DENIED,
+                        std::string("table ") + desc.name + " has const entries");
+        else    /* only direct resources change: the entry must exist */
+            ret = t4p4s_ctl_table_read_entry((uint16_t)table, &m,
+                                             count_nothing, nullptr);
+        break;
+    case Update::DELETE:
+        return from_errno(t4p4s_ctl_table_delete((uint16_t)table, &m));
+    default:
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "update type must be INSERT, MODIFY or DELETE");
+    }
+    if (ret == 0 && e.has_counter_data()) {
+        t4p4s_counter_value value;
+        r = counter_value_from_p4rt(e.counter_data(), &value);
+        if (!r.ok())
+            return r;
+        ret = t4p4s_ctl_direct_counter_write((uint16_t)table, &m, &value);
+    }
+    return from_errno(ret);
+}
+
+/* ---- reads ------------------------------------------------------------ */
+
+struct TableReader {
+    const t4p4s_table_desc *desc;
+    EntitySink *sink;
+    int32_t priority;          // 0: any
+    int action;                // -1: any
+    bool with_counter;         // the query asked for counter_data
+    bool as_direct_counter;    // emit DirectCounterEntry, not TableEntry
+
+    static int visit(void *arg, const t4p4s_entry_view *view)
+    {
+        static_cast<TableReader *>(arg)->emit(*view);
+        return 0;
+    }
+
+    void emit(const t4p4s_entry_view &view)
+    {
+        if ((priority != 0 && view.priority != priority) ||
+            (action >= 0 && view.action != action))
+            return;
+        p4::v1::Entity *entity = sink->add();
+        t4p4s_counter_type unit = desc->direct_counter >= 0
+            ? t4p4s_program.counters[desc->direct_counter].type
+            : T4P4S_COUNTER_PACKETS_AND_BYTES;
+        if (as_direct_counter) {
+            p4::v1::DirectCounterEntry *d = entity->mutable_direct_counter_entry();
+            d->mutable_table_entry()->set_table_id(desc->id);
+            match_to_p4rt(*desc, view, d->mutable_table_entry());
+            counter_value_to_p4rt(unit, view.packets, view.bytes, d->mutable_data());
+            return;
+        }
+        p4::v1::TableEntry *e = entity->mutable_table_entry();
+        e->set_table_id(desc->id);
+        if (view.value == nullptr) {
+            e->set_is_default_action(true);
+        } else {
+            match_to_p4rt(*desc, view, e);
+            e->set_is_const(desc->entries_are_const);
+        }
+        action_to_p4rt(view, e->mutable_action()->mutable_action());
+        if (with_counter && view.has_counter)
+            counter_value_to_p4rt(unit, view.packets, view.bytes,
+                                  e->mutable_counter_data());
+    }
+};
+
+// The entries of one table selected by `query` (its table_id resolved).
+static Outcome read_one_table(uint16_t table,
+                              const p4::v1::TableEntry &query,
+                              TableReader &reader)
+{
+    const t4p4s_table_desc &desc = t4p4s_program.tables[table];
+    reader.desc = &desc;
+    if (query.is_default_action())
+        return from_errno(t4p4s_ctl_table_get_default(table, TableReader::visit,
+                                                      &reader));
+    if (query.match_size() == 0)
+        return from_errno(t4p4s_ctl_table_read(table, TableReader::visit, &reader));
+    MatchBuffer match;
+    Outcome r = match.parse(desc, query);
+    if (!r.ok())
+        return r;
+    t4p4s_match_spec m = match.spec();
+    int ret = t4p4s_ctl_table_read_entry(table, &m, TableReader::visit, &reader);
+    return ret == -ENOENT ? ok() : from_errno(ret);   // matches nothing
+}
+
+Outcome read_table_entries(const ProgramIds &ids,
+                           const p4::v1::TableEntry &query, EntitySink &sink)
+{
+    Outcome r = check_unsupported_fields(query);
+    if (!r.ok())
+        return r;
+    TableReader reader{nullptr, &sink, query.priority(), -1,
+                       query.has_counter_data(), false};
+    if (query.has_action() && query.action().has_action() &&
+        query.action().action().action_id() != 0) {
+        reader.action = ids.action(query.action().action().action_id());
+        if (reader.action < 0)
+            return fail(StatusCode::NOT_FOUND,
+                        "no action with id " +
+                            std::to_string(query.action().action().action_id()));
+    }
+    if (query.table_id() != 0) {
+        int table;
+        r = find_table(ids, query.table_id(), &table);
+        return r.ok() ? read_one_table((uint16_t)table, query, reader) : r;
+    }
+    if (query.match_size() != 0 || query.is_default_action())
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "a read of all tables (table_id 0) takes no match and no "
+                    "is_default_action");
+    for (uint16_t t = 0; t < t4p4s_program.n_tables && r.ok(); t++)
+        r = read_one_table(t, query, reader);
+    return r;
+}
+
+/* ---- direct counters -------------------------------------------------- */
+
+Outcome write_direct_counter(const ProgramIds &ids, Update::Type type,
+                             const p4::v1::DirectCounterEntry &entry)
+{
+    if (type != Update::MODIFY)
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "direct counter cells exist with their entries: only MODIFY "
+                    "applies to them");
+    const p4::v1::TableEntry &key = entry.table_entry();
+    int table;
+    Outcome r = find_table(ids, key.table_id(), &table);
+    if (!r.ok())
+        return r;
+    const t4p4s_table_desc &desc = t4p4s_program.tables[table];
+    if (desc.direct_counter < 0)
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    std::string("table ") + desc.name + " has no direct counter");
+    if (key.is_default_action())
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "the default entry has no direct counter on this target");
+    MatchBuffer match;
+    t4p4s_counter_value value;
+    r = match.parse(desc, key);
+    if (r.ok())
+        r = counter_value_from_p4rt(entry.data(), &value);
+    if (!r.ok())
+        return r;
+    t4p4s_match_spec m = match.spec();
+    return from_errno(t4p4s_ctl_direct_counter_write((uint16_t)table, &m, &value));
+}
+
+Outcome read_direct_counters(const ProgramIds &ids,
+                             const p4::v1::DirectCounterEntry &query,
+                             EntitySink &sink)
+{
+    const p4::v1::TableEntry &key = query.table_entry();
+    TableReader reader{nullptr, &sink, key.priority(), -1, true, true};
+    if (key.is_default_action())
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "the default entry has no direct counter on this target");
+    if (key.table_id() != 0) {
+        int table;
+        Outcome r = find_table(ids, key.table_id(), &table);
+        if (!r.ok())
+            return r;
+        if (t4p4s_program.tables[table].direct_counter < 0)
+            return fail(StatusCode::INVALID_ARGUMENT,
+                        std::string("table ") + t4p4s_program.tables[table].name +
+                            " has no direct counter");
+        return read_one_table((uint16_t)table, key, reader);
+    }
+    Outcome r = ok();
+    for (uint16_t t = 0; t < t4p4s_program.n_tables && r.ok(); t++)
+        if (t4p4s_program.tables[t].direct_counter >= 0)
+            r = read_one_table(t, key, reader);
+    return r;
+}
+
+}  // namespace t4p4s_p4rt
