@@ -68,10 +68,11 @@ def check_counts(result, packets: list[DownlinkPacket]):
             {"packets": len(frames), "bytes": sum(map(len, frames))}, drb
 
 
-def assert_frames_equal(actual: list[bytes], expected: list[bytes]):
-    assert len(actual) == len(expected), f"{len(actual)} frames, expected {len(expected)}"
+def assert_frames_equal(actual: list[bytes], expected: list[bytes], port: str):
+    assert len(actual) == len(expected), \
+        f"{len(actual)} frames on the {port} port, expected {len(expected)}"
     for position, (got, want) in enumerate(zip(actual, expected)):
-        assert got.hex() == want.hex(), f"frame {position} differs"
+        assert got.hex() == want.hex(), f"{port} frame {position} differs"
 
 
 def test_interleaved_drbs_every_format(run_gnb):
@@ -85,9 +86,9 @@ def test_interleaved_drbs_every_format(run_gnb):
     result = run_gnb(n3=[packet.n3_frame() for packet in packets],
                      entries=[drb.table_entry() for drb in DRBS] + [baas_clone_session()])
 
-    assert_frames_equal(result.radio, expected)
+    assert_frames_equal(result.radio, expected, "radio")
     assert_frames_equal(result.baas, [frame for frame, packet in zip(expected, packets)
-                                      if packet.drb.rlc_am])
+                                      if packet.drb.rlc_am], "BaaS")
     assert result.n3 == []
     assert result.dropped_packets() == {}
     check_counts(result, packets)
@@ -135,9 +136,9 @@ def test_sn_wrap_around(run_gnb):
     assert sent_sns(result.radio, DRBS[3]) == [(4095, 262143), (0, 0), (1, 1), (2, 2)]
     assert sent_sns(result.radio, DRBS[4]) == [(4095, None), (0, None), (1, None), (2, None)]
     assert sent_sns(result.radio, DRBS[5]) == [(262143, None), (0, None), (1, None), (2, None)]
-    assert_frames_equal(result.radio, expected)
+    assert_frames_equal(result.radio, expected, "radio")
     assert_frames_equal(result.baas, [frame for frame, packet in zip(expected, packets)
-                                      if packet.drb.rlc_am])
+                                      if packet.drb.rlc_am], "BaaS")
     assert result.dropped_packets() == {}
     check_counts(result, packets)
     assert result.registers["rlc_tx_sn"][DRBS[4].drb_index] == 1234
