@@ -67,6 +67,11 @@ def run_gnb(gnb_build, pcap_runtime):
         drops = {reason: drop_values[index] for index, reason in enumerate(DROP_REASONS)}
         assert all(value["packets"] == 0 for value in drop_values[len(DROP_REASONS):]), \
             f"drops under no known reason: {drop_values}"
+        # nothing dropped silently: every pipeline drop is in drop_counter, and
+        # the runtime lost nothing on its own (ports, clones, tx queues)
+        runtime_drops = dict(stats["drops"])
+        assert runtime_drops.pop("pipeline") == sum(value["packets"] for value in drop_values)
+        assert not any(runtime_drops.values()), stats["drops"]
         indices = _drb_indices(entries)
         counters = {name: {index: _counter_cell(runtime, name, index) for index in indices}
                     for name in ("dl_drb_counter", "ul_drb_counter")}
