@@ -27,7 +27,7 @@ control ingress(inout headers_t hdr, inout metadata_t meta,
     action set_b2(bit<8> value) {
         hdr.data.b2 = value;
     }
-    @defaultonly action miss() {
+    action miss() {
         hdr.data.b2 = 0xee;
     }
 
@@ -45,7 +45,7 @@ control ingress(inout headers_t hdr, inout metadata_t meta,
     }
     table t_ternary {
         key = { hdr.data.h1 : ternary; hdr.data.b2 : exact; }
-        actions = { set_b2; miss; }
+        actions = { set_b2; @defaultonly miss; }
         default_action = miss();
     }
     table t_range {
