@@ -2,15 +2,14 @@
 GTP-U frames with a PDU Session Container, one per TEID, in random order,
 so every DRB lookup and sequence-number update touches a different entry."""
 
-import random
 from pathlib import Path
 
 from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
-from scapy.data import DLT_EN10MB
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
-from scapy.utils import PcapWriter
+
+from testbench.bench.traffic import shuffled_keys_pcap
 
 FRAME_BYTES = 128
 FIRST_TEID = 0x10000          # TEID of DRB 0; DRB i has FIRST_TEID + i
@@ -36,21 +35,12 @@ def _template() -> tuple[bytes, slice]:
 
 
 def downlink_pcap(directory: Path, n_drbs: int, seed: int = 1) -> Path:
-    """DRBs 0..n_drbs-1, one frame each, shuffled; reused when present
-    (the content is deterministic)."""
-    path = directory / f"gnb_downlink_{n_drbs}_seed{seed}.pcap"
-    if path.exists():
-        return path
+    """DRBs 0..n_drbs-1, one frame each, shuffled."""
     template, teid_bytes = _template()
-    drbs = list(range(n_drbs))
-    random.Random(seed).shuffle(drbs)
-    directory.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    writer = PcapWriter(str(partial), linktype=DLT_EN10MB, sync=False)
-    for drb in drbs:
+
+    def frame_of(drb: int) -> bytes:
         frame = bytearray(template)
         frame[teid_bytes] = drb_teid(drb).to_bytes(4, "big")
-        writer.write(bytes(frame))
-    writer.close()
-    partial.rename(path)
-    return path
+        return bytes(frame)
+    return shuffled_keys_pcap(directory / f"gnb_downlink_{n_drbs}_seed{seed}.pcap", n_drbs, seed,
+                              frame_of)

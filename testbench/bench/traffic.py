@@ -50,19 +50,23 @@ def key_frame(key: int) -> bytes:
     return bytes(frame)
 
 
-def distinct_keys_pcap(directory: Path, n_keys: int, seed: int = 1) -> Path:
-    """A pcap with keys 0..n_keys-1, each once, shuffled; reused when it
-    already exists (the content is deterministic)."""
-    path = directory / f"distinct_keys_{n_keys}_seed{seed}.pcap"
+def shuffled_keys_pcap(path: Path, n_keys: int, seed: int, frame_of) -> Path:
+    """A pcap at `path` with frame_of(key) for keys 0..n_keys-1, each once,
+    shuffled; reused when it already exists (the content is deterministic)."""
     if path.exists():
         return path
     keys = list(range(n_keys))
     random.Random(seed).shuffle(keys)
-    directory.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
     writer = PcapWriter(str(partial), linktype=DLT_EN10MB, sync=False)
     for key in keys:
-        writer.write(key_frame(key))
+        writer.write(frame_of(key))
     writer.close()
     partial.rename(path)
     return path
+
+
+def distinct_keys_pcap(directory: Path, n_keys: int, seed: int = 1) -> Path:
+    return shuffled_keys_pcap(directory / f"distinct_keys_{n_keys}_seed{seed}.pcap", n_keys, seed,
+                              key_frame)
