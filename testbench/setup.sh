@@ -69,6 +69,24 @@ prepare_venv() {
 	printf '%s\n' "$wanted_hash" >"$REQUIREMENTS_STAMP"
 }
 
+# The unmodified p4runtime-shell from PyPI, a client the P4Runtime tests
+# check the server against; its own venv because it pins an old protobuf.
+P4RUNTIME_SHELL_VENV="$REPO_ROOT/.venv-p4runtime-shell"
+P4RUNTIME_SHELL="p4runtime-shell==0.0.6"
+
+prepare_p4runtime_shell_venv() {
+	if [[ -x "$P4RUNTIME_SHELL_VENV/bin/python" ]] &&
+		"$P4RUNTIME_SHELL_VENV/bin/python" -m pip show p4runtime-shell 2>/dev/null |
+		grep -qx 'Version: 0.0.6'; then
+		say "p4runtime-shell venv: $P4RUNTIME_SHELL present"
+		return
+	fi
+	say "p4runtime-shell venv: installing $P4RUNTIME_SHELL into $P4RUNTIME_SHELL_VENV"
+	"${PYTHON:-python3}" -m venv "$P4RUNTIME_SHELL_VENV"
+	"$P4RUNTIME_SHELL_VENV/bin/python" -m pip install -q --disable-pip-version-check \
+		"$P4RUNTIME_SHELL"
+}
+
 hugepages_total() {
 	awk '/^HugePages_Total:/ {print $2}' /proc/meminfo
 }
@@ -95,5 +113,6 @@ prepare_hugepages() {
 
 install_apt_packages
 prepare_venv
+prepare_p4runtime_shell_venv
 prepare_hugepages
 say "done"
