@@ -77,7 +77,7 @@ P4RUNTIME_SHELL="p4runtime-shell==0.0.6"
 prepare_p4runtime_shell_venv() {
 	if [[ -x "$P4RUNTIME_SHELL_VENV/bin/python" ]] &&
 		"$P4RUNTIME_SHELL_VENV/bin/python" -m pip show p4runtime-shell 2>/dev/null |
-		grep -qx 'Version: 0.0.6'; then
+		grep -x 'Version: 0.0.6' >/dev/null; then
 		say "p4runtime-shell venv: $P4RUNTIME_SHELL present"
 		return
 	fi
