@@ -152,13 +152,18 @@ t4p4s_pipeline_process(struct t4p4s_lcore *lc, struct rte_mbuf *m,
 	t4p4s_register_write(t4p4s_registers[0], in_port,
 		t4p4s_register_read(t4p4s_registers[0], in_port) + 1);
 
-	e = t4p4s_table_lookup(t4p4s_tables[T_CONST], eth + 12);
+	/* exact keys go in zero-padded buffers (T4P4S_KEY_BUFFER_SIZE) */
+	uint8_t type_key[T4P4S_KEY_BUFFER_SIZE(2)] = { 0 };
+	memcpy(type_key, eth + 12, 2);
+	e = t4p4s_table_lookup(t4p4s_tables[T_CONST], type_key);
 	if (e->hit && tables[T_CONST].actions[e->action].action == A_DROP) {
 		t4p4s_drop(lc, m, T4P4S_DROP_PIPELINE);
 		return;
 	}
 
-	e = t4p4s_table_lookup(t4p4s_tables[T_DMAC], eth);
+	uint8_t dmac_key[T4P4S_KEY_BUFFER_SIZE(6)] = { 0 };
+	memcpy(dmac_key, eth, 6);
+	e = t4p4s_table_lookup(t4p4s_tables[T_DMAC], dmac_key);
 	if (e->hit) {
 		t4p4s_counter_count(lc, t4p4s_counters[C_DMAC], e->counter_slot,
 				    len);

@@ -241,7 +241,8 @@ struct t4p4s_table;            /* opaque; built by the runtime */
  * t4p4s_program.tables). Valid once the runtime has started. */
 extern struct t4p4s_table *t4p4s_tables[];
 
-/* Look up a key buffer (layout: struct t4p4s_key_field_desc). */
+/* Look up a key buffer (layout: struct t4p4s_key_field_desc) of
+ * T4P4S_KEY_BUFFER_SIZE(key size) bytes, zero beyond the key. */
 const struct t4p4s_entry *t4p4s_table_lookup(struct t4p4s_table *t,
 					     const uint8_t *key);
 
