@@ -48,7 +48,7 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
             } else if (!hdr.shim.isValid()) {
                 GNB_DROP(meta, DROP_NOT_GTP);
             } else if (meta.is_rlc_status == 1) {
-                ul_status.apply(meta, standard_metadata);
+                ul_status.apply(standard_metadata);
             } else {
                 ul_validation.apply(hdr, meta, standard_metadata);
                 gnb_tunnel_t tunnel;

@@ -14,7 +14,7 @@ const bit<16> GTPU_HEADER_LEN = 8;
 const bit<16> GTPU_OPTIONS_LEN = 4;
 const bit<16> PDU_CONTAINER_LEN = 4;
 
-control UlStatusToBaas(inout gnb_metadata_t meta, inout standard_metadata_t standard_metadata) {
+control UlStatusToBaas(inout standard_metadata_t standard_metadata) {
     @name(".ul_status_counter") counter(1, CounterType.packets_and_bytes) ul_status_counter;
 
     apply {
