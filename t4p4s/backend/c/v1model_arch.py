@@ -1,5 +1,7 @@
-"""v1model (bmv2 simple_switch) sequencing: the packet state and
-``t4p4s_pipeline_process()``.
+"""v1model (bmv2 simple_switch) sequencing: the packet state,
+``t4p4s_pipeline_process()`` and its burst form
+``t4p4s_pipeline_process_burst()`` (parse a stage, look up the exact
+ingress tables of all its packets at once, finish each packet in order).
 
 parser -> verifyChecksum -> ingress -> I2E clone -> drop if egress_spec is
 the drop port -> egress (egress_port = egress_spec) -> E2E clone -> drop
