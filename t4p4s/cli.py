@@ -1,4 +1,4 @@
-"""The `t4p4s` command line: compile, stf, run, p4info.
+"""The `t4p4s` command line: compile, stf, run, p4info, check.
 
 Every failure the user can cause (a bad program, a failing STF test, a
 missing file) ends in a message on stderr and a non-zero exit, never in a
@@ -56,6 +56,21 @@ def _p4info(args) -> int:
     return 0
 
 
+def _check(args) -> int:
+    import json
+
+    from t4p4s.targets import check_program
+    report = check_program(args.target, args.program, args.include)
+    for diagnostic in report.diagnostics:
+        print(diagnostic, file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        from rich.console import Console
+        report.render(Console())
+    return 0 if report.ok else EXIT_FAILURE
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="t4p4s", description="P4-16 (v1model) compiler to DPDK executables, and its test tools.")
@@ -91,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = add("p4info", _p4info, "print the program's P4Info (text format)")
     sub.add_argument("-o", dest="output", default=DEFAULT_CACHE_ROOT, metavar="DIR",
                      help=f"build cache directory (default {DEFAULT_CACHE_ROOT})")
+
+    from t4p4s.targets import TARGET_NAMES
+    sub = add("check", _check, "check a program against a hardware target's limits and "
+              "estimate its memory use there")
+    sub.add_argument("--target", required=True, choices=TARGET_NAMES,
+                     help="the target profile (netronome: Agilio CX, docs/netronome.md)")
+    sub.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
