@@ -40,6 +40,7 @@ const drop_reason_t DROP_UL_SEGMENTED = 5;
 const drop_reason_t DROP_UL_CONTROL_PDU = 6;
 const drop_reason_t DROP_UNKNOWN_BEARER = 7;
 const drop_reason_t DROP_WRONG_PORT = 8;
+const drop_reason_t DROP_BAD_HOST_FRAME = 9;   // nic.p4: not a complete downlink data PDU
 const bit<32> DROP_REASONS = 16;
 
 const bit<32> MAX_DRBS = 65536;

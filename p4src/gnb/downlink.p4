@@ -86,14 +86,10 @@ control DlGtpDecap(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
     }
 }
 
-control DlRadioHeaders(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
-    // The next SN to send, per DRB (TS 38.323 TX_NEXT, TS 38.322 TX_Next).
-    @name(".pdcp_tx_sn") register<bit<32>>(MAX_DRBS) pdcp_tx_sn;
-    @name(".rlc_tx_sn") register<bit<32>>(MAX_DRBS) rlc_tx_sn;
-
+// The radio headers of a downlink frame, their SN fields left 0 for
+// DlSequenceNumbers.
+control DlRadioHeaders(inout gnb_headers_t hdr, in gnb_metadata_t meta) {
     apply {
-        bit<32> drb = (bit<32>)meta.drb.drb_index;
-
         hdr.ethernet.src_addr = hdr.ethernet.dst_addr;
         hdr.ethernet.dst_addr = meta.drb.ue_mac;
         hdr.ethernet.ether_type = ETHERTYPE_BEARER;
@@ -112,46 +108,72 @@ control DlRadioHeaders(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
             hdr.shim.flags = hdr.shim.flags | SHIM_PDCP_SN18;
         }
 
-        if (meta.drb.rlc_am == 1) {
+        if (meta.drb.rlc_am == 0) {
+            hdr.rlc_um.setValid();
+            hdr.rlc_um = { 0, 0 };
+        } else if (meta.drb.rlc_sn18 == 1) {
+            hdr.rlc_am18.setValid();
+            hdr.rlc_am18 = { 1, 0, 0, 0, 0 };
+        } else {
+            hdr.rlc_am12.setValid();
+            hdr.rlc_am12 = { 1, 0, 0, 0 };
+        }
+        if (meta.drb.pdcp_sn18 == 1) {
+            hdr.pdcp18.setValid();
+            hdr.pdcp18 = { 1, 0, 0 };
+        } else {
+            hdr.pdcp12.setValid();
+            hdr.pdcp12 = { 1, 0, 0 };
+        }
+
+        hdr.sdap_dl.setValid();
+        hdr.sdap_dl = { 0, meta.rqi, meta.drb.qfi };
+    }
+}
+
+/* The DRB's next SNs into the radio headers a downlink data PDU carries,
+ * each modulo its header's SN length (TS 38.323 TX_NEXT, TS 38.322 TX_Next;
+ * RLC UM complete SDUs have no SN). The frame may come from DlRadioHeaders
+ * or, in nic.p4, from a host that built it with provisional SNs: one
+ * instance numbers both, so a DRB's SNs stay continuous wherever it is
+ * processed. An RLC AM PDU is also copied to the buffering service. */
+control DlSequenceNumbers(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
+    @name(".pdcp_tx_sn") register<bit<32>>(MAX_DRBS) pdcp_tx_sn;
+    @name(".rlc_tx_sn") register<bit<32>>(MAX_DRBS) rlc_tx_sn;
+
+    apply {
+        bit<32> drb = (bit<32>)meta.drb.drb_index;
+
+        if (hdr.rlc_am12.isValid() || hdr.rlc_am18.isValid()) {
             bit<32> rlc_sn;
             bit<32> rlc_mask = SN12_MASK;
-            if (meta.drb.rlc_sn18 == 1) {
+            if (hdr.rlc_am18.isValid()) {
                 rlc_mask = SN18_MASK;
             }
             rlc_tx_sn.read(rlc_sn, drb);
             rlc_sn = rlc_sn & rlc_mask;
             rlc_tx_sn.write(drb, (rlc_sn + 1) & rlc_mask);
-            if (meta.drb.rlc_sn18 == 1) {
-                hdr.rlc_am18.setValid();
-                hdr.rlc_am18 = { 1, 0, 0, 0, rlc_sn[17:0] };
+            if (hdr.rlc_am18.isValid()) {
+                hdr.rlc_am18.sn = rlc_sn[17:0];
             } else {
-                hdr.rlc_am12.setValid();
-                hdr.rlc_am12 = { 1, 0, 0, rlc_sn[11:0] };
+                hdr.rlc_am12.sn = rlc_sn[11:0];
             }
             meta.clone_to_baas = 1;
-        } else {
-            hdr.rlc_um.setValid();
-            hdr.rlc_um = { 0, 0 };
         }
 
         bit<32> pdcp_sn;
         bit<32> pdcp_mask = SN12_MASK;
-        if (meta.drb.pdcp_sn18 == 1) {
+        if (hdr.pdcp18.isValid()) {
             pdcp_mask = SN18_MASK;
         }
         pdcp_tx_sn.read(pdcp_sn, drb);
         pdcp_sn = pdcp_sn & pdcp_mask;
         pdcp_tx_sn.write(drb, (pdcp_sn + 1) & pdcp_mask);
-        if (meta.drb.pdcp_sn18 == 1) {
-            hdr.pdcp18.setValid();
-            hdr.pdcp18 = { 1, 0, pdcp_sn[17:0] };
+        if (hdr.pdcp18.isValid()) {
+            hdr.pdcp18.sn = pdcp_sn[17:0];
         } else {
-            hdr.pdcp12.setValid();
-            hdr.pdcp12 = { 1, 0, pdcp_sn[11:0] };
+            hdr.pdcp12.sn = pdcp_sn[11:0];
         }
-
-        hdr.sdap_dl.setValid();
-        hdr.sdap_dl = { 0, meta.rqi, meta.drb.qfi };
     }
 }
 

@@ -169,6 +169,7 @@ struct gnb_metadata_t {
     drb_config_t drb;
     bit<1> rqi;
     bit<1> is_rlc_status;     // set by the parser: an RLC STATUS PDU (D/C = 0)
+    bit<1> host_built;        // nic.p4: a downlink radio frame a host built, to number
     bit<1> drop;
     drop_reason_t drop_reason;
     bit<1> clone_to_baas;

@@ -1,5 +1,6 @@
 /* The gNB as v1model blocks: host.p4 runs them as they are, nic.p4 puts
- * its offload manager in front of the same ingress. */
+ * its offload manager in front of the same ingress and marks the frames
+ * hosts send back (meta.host_built) for it to number. */
 #ifndef GNB_PIPELINE_P4
 #define GNB_PIPELINE_P4
 
@@ -11,19 +12,25 @@
 #include "downlink.p4"
 #include "uplink.p4"
 
+/* Every instance is applied once (the compiler then works on the packet's
+ * own headers, no copies): the bearer lookup serves the uplink and the
+ * host-built downlink frames, the SN assignment every downlink data PDU,
+ * so their branches meet before and after them. */
 control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
     DlGtpValidation() dl_validation;
     DlDrbLookup() dl_lookup;
     DlGtpDecap() dl_decap;
     DlRadioHeaders() dl_radio_headers;
+    DlSequenceNumbers() dl_sequence_numbers;
     UlStatusToBaas() ul_status;
     UlRadioValidation() ul_validation;
-    UlBearerLookup() ul_lookup;
+    BearerLookup() bearer_lookup;
     UlGtpEncap() ul_encap;
     DropAccounting() drops;
 
     apply {
+        bool to_radio = false;    // a downlink data PDU, numbered at the end
         if (standard_metadata.parser_error != error.NoError) {
             GNB_DROP(meta, DROP_TRUNCATED);
         } else if (standard_metadata.ingress_port == N3_PORT) {
@@ -39,28 +46,44 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                 if (meta.drop == 0) {
                     dl_decap.apply(hdr, meta);
                     dl_radio_headers.apply(hdr, meta);
-                    standard_metadata.egress_spec = RADIO_PORT;
+                    to_radio = true;
                 }
             }
-        } else if (standard_metadata.ingress_port == RADIO_PORT) {
+        } else if (standard_metadata.ingress_port == RADIO_PORT || meta.host_built == 1) {
             if (hdr.gtpu.isValid()) {
                 GNB_DROP(meta, DROP_WRONG_PORT);
             } else if (!hdr.shim.isValid()) {
                 GNB_DROP(meta, DROP_NOT_GTP);
-            } else if (meta.is_rlc_status == 1) {
+            } else if (meta.host_built == 0 && meta.is_rlc_status == 1) {
                 ul_status.apply(standard_metadata);
             } else {
-                ul_validation.apply(hdr, meta, standard_metadata);
+                if (meta.host_built == 1) {
+                    // The parser reaches the SDAP header only behind a
+                    // complete RLC SDU and a PDCP data PDU: all a host sends.
+                    if (!hdr.sdap_ul.isValid()) {
+                        GNB_DROP(meta, DROP_BAD_HOST_FRAME);
+                    }
+                } else {
+                    ul_validation.apply(hdr, meta, standard_metadata);
+                }
                 gnb_tunnel_t tunnel;
                 if (meta.drop == 0) {
-                    ul_lookup.apply(hdr, meta, tunnel);
+                    bearer_lookup.apply(hdr, meta, tunnel);
                 }
                 if (meta.drop == 0) {
-                    ul_encap.apply(hdr, meta, standard_metadata, tunnel);
+                    if (meta.host_built == 1) {
+                        to_radio = true;
+                    } else {
+                        ul_encap.apply(hdr, meta, standard_metadata, tunnel);
+                    }
                 }
             }
         } else {
             GNB_DROP(meta, DROP_WRONG_PORT);
+        }
+        if (to_radio) {
+            dl_sequence_numbers.apply(hdr, meta);
+            standard_metadata.egress_spec = RADIO_PORT;
         }
         drops.apply(meta, standard_metadata);
     }

@@ -38,10 +38,12 @@ control UlRadioValidation(in gnb_headers_t hdr, inout gnb_metadata_t meta,
     }
 }
 
-control UlBearerLookup(in gnb_headers_t hdr, inout gnb_metadata_t meta,
-                       out gnb_tunnel_t tunnel) {
-    @name(".ul_drb_counter") counter(MAX_DRBS, CounterType.packets_and_bytes) ul_drb_counter;
-
+/* (UE id, LCID) -> the bearer: its DRB index and uplink tunnel. The uplink
+ * looks up the frames from the DU; nic.p4 also the downlink frames hosts
+ * built, whose SNs the DRB index numbers (so a bearer's drb_index here is
+ * its index in dl_drb too). The caller counts: which counter depends on
+ * the direction. */
+control BearerLookup(in gnb_headers_t hdr, inout gnb_metadata_t meta, out gnb_tunnel_t tunnel) {
     @name(".set_ul_bearer")
     action set_ul_bearer(bit<16> drb_index, bit<32> teid, ipv4_addr_t gnb_ip,
                          ipv4_addr_t upf_ip, mac_t upf_mac) {
@@ -66,15 +68,18 @@ control UlBearerLookup(in gnb_headers_t hdr, inout gnb_metadata_t meta,
     }
 
     apply {
-        if (ul_bearer.apply().hit) {
-            ul_drb_counter.count((bit<32>)meta.drb.drb_index);
-        }
+        ul_bearer.apply();
     }
 }
 
+// Every uplink packet that gets here is forwarded, so it is counted here.
 control UlGtpEncap(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                    inout standard_metadata_t standard_metadata, in gnb_tunnel_t tunnel) {
+    @name(".ul_drb_counter") counter(MAX_DRBS, CounterType.packets_and_bytes) ul_drb_counter;
+
     apply {
+        ul_drb_counter.count((bit<32>)meta.drb.drb_index);
+
         bit<16> radio_headers_len = 14 + 4 + 1;    // Ethernet, shim, SDAP
         if (hdr.rlc_am12.isValid()) { radio_headers_len = radio_headers_len + 2; }
         if (hdr.rlc_am18.isValid()) { radio_headers_len = radio_headers_len + 3; }

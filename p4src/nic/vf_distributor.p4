@@ -1,35 +1,39 @@
-/* Spreads offloaded packets over the host's virtual functions by a hash of
- * the TEID, so one DRB always reaches the same VF (and host lcore). The
- * controller says which ports are VFs; with none configured nothing can be
- * offloaded and the packet stays on the NIC. */
+/* Spreads offloaded packets over the hosts' virtual functions by a hash of
+ * the TEID into VF_BUCKETS, so one DRB always reaches the same VF (and so
+ * the same host lcore). The controller points each bucket at a VF; a
+ * bucket that points nowhere (a host gone, or none configured) keeps its
+ * packets on the NIC. */
 #ifndef NIC_VF_DISTRIBUTOR_P4
 #define NIC_VF_DISTRIBUTOR_P4
 
 #include "../gnb/headers.p4"
 #include "offload.p4"
 
+const bit<32> VF_BUCKETS = 64;
+
 control VfDistributor(in gnb_headers_t hdr, inout offload_metadata_t offload,
                       inout standard_metadata_t standard_metadata) {
-    @name(".set_vf_ports")
-    action set_vf_ports(port_t first_vf, bit<16> vf_count) {
-        hash(standard_metadata.egress_spec, HashAlgorithm.crc16, first_vf,
-             { hdr.gtpu.teid }, (bit<32>)vf_count);
+    @name(".to_vf")
+    action to_vf(port_t port) {
+        standard_metadata.egress_spec = port;
     }
 
-    @name(".no_vf_ports")
-    action no_vf_ports() {
+    @name(".no_vf")
+    action no_vf() {
         offload.to_host = 0;
     }
 
-    @name(".vf_ports")
-    table vf_ports {
-        key = { }
-        actions = { set_vf_ports; no_vf_ports; }
-        default_action = no_vf_ports();
+    @name(".vf_bucket")
+    table vf_bucket {
+        key = { offload.vf_bucket: exact @name("bucket"); }
+        actions = { to_vf; no_vf; }
+        default_action = no_vf();
+        size = VF_BUCKETS;
     }
 
     apply {
-        vf_ports.apply();
+        hash(offload.vf_bucket, HashAlgorithm.crc16, (bit<16>)0, { hdr.gtpu.teid }, VF_BUCKETS);
+        vf_bucket.apply();
     }
 }
 

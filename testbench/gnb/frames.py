@@ -29,7 +29,8 @@ PDU_TYPE_DL, PDU_TYPE_UL = 0, 1
 
 # drop_counter cells (docs/wire-format.md, "Drop reasons")
 DROP_REASONS = ("TRUNCATED", "NOT_GTP", "BAD_IPV4", "GTP_UNSUPPORTED", "UNKNOWN_TEID",
-                "UL_SEGMENTED", "UL_CONTROL_PDU", "UNKNOWN_BEARER", "WRONG_PORT")
+                "UL_SEGMENTED", "UL_CONTROL_PDU", "UNKNOWN_BEARER", "WRONG_PORT",
+                "BAD_HOST_FRAME")
 DROP_COUNTER_CELLS = 16
 
 # The addresses the test network uses.
@@ -181,6 +182,7 @@ class DownlinkPacket:
     ip_options: bytes = b""
     trailer: bytes = b""
     gnb_mac: str = GNB_N3_MAC     # the address the UPF sends to; the gNB answers from it
+    ip_id: int = 0x4242           # the outer IPv4 Identification (nic.p4's marker mode)
     gtp_fields: dict = field(default_factory=dict)   # overrides, for malformed frames
 
     def gtp_layers(self) -> Packet:
@@ -198,7 +200,7 @@ class DownlinkPacket:
 
     def n3_frame(self) -> bytes:
         return n3_encapsulate(self.gtp_layers() / Raw(self.inner), self.ip_options,
-                              self.gnb_mac) + self.trailer
+                              self.gnb_mac, self.ip_id) + self.trailer
 
     def radio_frame(self, pdcp_sn: int, rlc_sn: int | None) -> bytes:
         """What the gNB sends the UE: the inner packet (and any trailer)
@@ -213,10 +215,11 @@ class DownlinkPacket:
         return bytes(frame)
 
 
-def n3_encapsulate(gtp: Packet, ip_options: bytes = b"", gnb_mac: str = GNB_N3_MAC) -> bytes:
+def n3_encapsulate(gtp: Packet, ip_options: bytes = b"", gnb_mac: str = GNB_N3_MAC,
+                   ip_id: int = 0x4242) -> bytes:
     """A GTP-U message as the UPF sends it to the gNB's N3 address."""
     frame = (Ether(dst=gnb_mac, src=UPF_MAC)
-             / IP(src=UPF_IP, dst=GNB_N3_IP, ihl=5 + len(ip_options) // 4, id=0x4242,
+             / IP(src=UPF_IP, dst=GNB_N3_IP, ihl=5 + len(ip_options) // 4, id=ip_id,
                   options=ip_options)
              / UDP(sport=GTPU_PORT, dport=GTPU_PORT) / gtp)
     return bytes(frame)
