@@ -2,8 +2,8 @@
  * processes, in one of two modes the controller selects with the keyless
  * `offload_mode` table:
  *   by bucket (the default): a DRB is placed by its bucket, a hash of its
- *     TEID into OFFLOAD_BUCKETS, so all its packets go to one target at a
- *     time; `offload_bucket` lists the buckets that belong to the host;
+ *     TEID into OFFLOAD_BUCKETS (crc32, top 10 bits), so all its packets go
+ *     to one target at a time; `offload_bucket` lists the buckets that belong to the host;
  *   by IPv4 Identification: the UPF marks each packet; `offload_ip_id`
  *     lists the outer Identification values that mean the host.
  * Empty tables (the default) keep everything on the NIC. Uplink is never
@@ -13,8 +13,10 @@
 
 #include "../gnb/headers.p4"
 
-const bit<32> OFFLOAD_BUCKETS = 1024;
+const bit<32> OFFLOAD_BUCKETS = 1024;   // the top 10 bits of the TEID's crc32
 const bit<32> OFFLOAD_IP_IDS = 65536;
+// As hash()'s max: the whole 32-bit CRC, no modulo.
+const bit<64> CRC32_RANGE = 0x100000000;
 
 struct offload_metadata_t {
     bit<16> bucket;       // OFFLOAD_BUCKETS
@@ -73,8 +75,13 @@ control OffloadManager(in gnb_headers_t hdr, inout offload_metadata_t offload,
                     offload_ip_id.apply();
                 }
                 offload_by_bucket: {
-                    hash(offload.bucket, HashAlgorithm.crc32, (bit<16>)0, { hdr.gtpu.teid },
-                         OFFLOAD_BUCKETS);
+                    // The top bits: a CRC's low bits hardly change with the low
+                    // bits of sequential TEIDs (100 of them would all share
+                    // the lower half of the buckets).
+                    bit<32> teid_crc;
+                    hash(teid_crc, HashAlgorithm.crc32, (bit<32>)0, { hdr.gtpu.teid },
+                         CRC32_RANGE);
+                    offload.bucket = (bit<16>)teid_crc[31:22];
                     offload_bucket.apply();
                 }
             }

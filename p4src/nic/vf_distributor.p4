@@ -9,7 +9,8 @@
 #include "../gnb/headers.p4"
 #include "offload.p4"
 
-const bit<32> VF_BUCKETS = 64;
+const bit<32> VF_BUCKETS = 64;      // the top 6 bits of the TEID's crc16
+const bit<32> CRC16_RANGE = 65536;  // as hash()'s max: the whole CRC
 
 control VfDistributor(in gnb_headers_t hdr, inout offload_metadata_t offload,
                       inout standard_metadata_t standard_metadata) {
@@ -32,7 +33,12 @@ control VfDistributor(in gnb_headers_t hdr, inout offload_metadata_t offload,
     }
 
     apply {
-        hash(offload.vf_bucket, HashAlgorithm.crc16, (bit<16>)0, { hdr.gtpu.teid }, VF_BUCKETS);
+        // Another CRC than the offload bucket's, so the DRBs of any set of
+        // offload buckets spread over all VF buckets; its top bits, as
+        // there: CRC-16's low 6 bits take 2 values over 1,000 sequential TEIDs.
+        bit<16> teid_crc;
+        hash(teid_crc, HashAlgorithm.crc16, (bit<16>)0, { hdr.gtpu.teid }, CRC16_RANGE);
+        offload.vf_bucket = (bit<16>)teid_crc[15:10];
         vf_bucket.apply();
     }
 }
