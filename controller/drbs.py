@@ -1,0 +1,333 @@
+"""DRBs: the model, the generator of the hybrid contract, the CSV reader,
+and the bulk load of `dl_drb` and `ul_bearer` on every target.
+
+CSV: a header line, then one DRB per line:
+    drb,teid,ue_id,lcid,rlc,rlc_sn,pdcp_sn,qfi,ue_mac,ul_teid,gnb_ip,upf_ip,upf_mac
+    0,0x10000,0,4,am,18,18,9,02:00:00:00:00:00,0x20000,10.0.0.1,10.0.0.2,02:00:00:00:ff:ff
+Integers are decimal or 0x-hex; rlc is am or um; SN lengths are 12 or 18.
+"""
+from __future__ import annotations
+
+import asyncio
+import csv
+import ipaddress
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+
+from controller.errors import GnbctlError, WriteRejected
+from controller.targets import on_every
+
+CSV_COLUMNS = ("drb", "teid", "ue_id", "lcid", "rlc", "rlc_sn", "pdcp_sn", "qfi", "ue_mac",
+               "ul_teid", "gnb_ip", "upf_ip", "upf_mac")
+MAX_DRBS = 65536
+DEFAULT_BATCH = 8192
+
+
+@dataclass(frozen=True)
+class Drb:
+    drb: int
+    teid: int
+    ue_id: int
+    lcid: int
+    rlc: str
+    rlc_sn: int
+    pdcp_sn: int
+    qfi: int
+    ue_mac: int
+    ul_teid: int
+    gnb_ip: int
+    upf_ip: int
+    upf_mac: int
+
+    @classmethod
+    def generated(cls, i: int) -> "Drb":
+        """DRB i of `drb load --count N` (the hybrid contract)."""
+        return cls(drb=i, teid=0x10000 + i, ue_id=i, lcid=4, rlc="am", rlc_sn=18,
+                   pdcp_sn=18, qfi=9, ue_mac=0x020000000000 | i, ul_teid=0x20000 + i,
+                   gnb_ip=0x0A000001, upf_ip=0x0A000002, upf_mac=0x02000000FFFF)
+
+    def as_dict(self) -> dict:
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("ue_mac", "upf_mac"):
+                value = format_mac(value)
+            elif f.name in ("gnb_ip", "upf_ip"):
+                value = str(ipaddress.IPv4Address(value))
+            elif f.name in ("teid", "ul_teid"):
+                value = f"{value:#x}"
+            out[f.name] = value
+        return out
+
+
+_LIMITS = {"drb": 16, "teid": 32, "ue_id": 16, "lcid": 8, "qfi": 6, "ul_teid": 32}
+
+
+def validate(drb: Drb) -> None:
+    for name, bits in _LIMITS.items():
+        value = getattr(drb, name)
+        if not 0 <= value < 1 << bits:
+            raise ValueError(f"{name} {value} does not fit in {bits} bits")
+    if drb.rlc not in ("am", "um"):
+        raise ValueError(f"rlc must be am or um, not {drb.rlc!r}")
+    for name in ("rlc_sn", "pdcp_sn"):
+        if getattr(drb, name) not in (12, 18):
+            raise ValueError(f"{name} must be 12 or 18, not {getattr(drb, name)}")
+
+
+def format_mac(value: int) -> str:
+    return ":".join(f"{b:02x}" for b in value.to_bytes(6, "big"))
+
+
+def parse_int(text: str) -> int:
+    return int(text, 0)
+
+
+def parse_mac(text: str) -> int:
+    parts = text.split(":")
+    if len(parts) != 6 or not all(len(p) == 2 for p in parts):
+        raise ValueError(f"{text!r} is not a MAC address (xx:xx:xx:xx:xx:xx)")
+    return int("".join(parts), 16)
+
+
+def parse_ipv4(text: str) -> int:
+    return int(ipaddress.IPv4Address(text))
+
+
+_PARSERS = {"rlc": str.lower, "ue_mac": parse_mac, "upf_mac": parse_mac,
+            "gnb_ip": parse_ipv4, "upf_ip": parse_ipv4}
+
+
+def parse_drb(values: dict[str, str]) -> Drb:
+    parsed = {}
+    for name in CSV_COLUMNS:
+        text = (values.get(name) or "").strip()
+        if not text:
+            raise ValueError(f"no value for {name}")
+        try:
+            parsed[name] = _PARSERS.get(name, parse_int)(text)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+    drb = Drb(**parsed)
+    validate(drb)
+    return drb
+
+
+class DrbSet:
+    """DRBs as columns (numpy arrays), the form the bulk encoder takes."""
+
+    def __init__(self, columns: dict[str, np.ndarray]):
+        self.columns = columns
+        self.count = len(columns["drb"])
+
+    @classmethod
+    def generate(cls, count: int) -> "DrbSet":
+        if not 0 < count <= MAX_DRBS:
+            raise GnbctlError(f"--count must be 1..{MAX_DRBS} (the size of dl_drb)")
+        i = np.arange(count, dtype=np.uint64)
+        template = Drb.generated(0)
+        columns = {f.name: np.full(count, getattr(template, f.name), dtype=object)
+                   for f in fields(Drb)}
+        columns.update(drb=i, teid=0x10000 + i, ue_id=i, ue_mac=0x020000000000 | i,
+                       ul_teid=0x20000 + i)
+        return cls(_numeric(columns))
+
+    @classmethod
+    def from_drbs(cls, drbs: list[Drb]) -> "DrbSet":
+        return cls(_numeric({f.name: np.array([getattr(d, f.name) for d in drbs], dtype=object)
+                             for f in fields(Drb)}))
+
+    def describe(self, i: int, table: str) -> str:
+        c = self.columns
+        key = (f"teid {int(c['teid'][i]):#x}" if table == "dl_drb"
+               else f"ue_id {int(c['ue_id'][i])} lcid {int(c['lcid'][i])}")
+        return f"DRB {int(c['drb'][i])} ({table} {key})"
+
+
+def _numeric(columns: dict) -> dict[str, np.ndarray]:
+    """The flag columns the P4 actions take, every column as uint64."""
+    out = {name: np.asarray(col, dtype=np.uint64) for name, col in columns.items()
+           if name != "rlc"}
+    out["rlc_am"] = (np.asarray(columns["rlc"]) == "am").astype(np.uint64)
+    out["rlc_sn18"] = (out["rlc_sn"] == 18).astype(np.uint64)
+    out["pdcp_sn18"] = (out["pdcp_sn"] == 18).astype(np.uint64)
+    return out
+
+
+def read_csv(path: Path) -> DrbSet:
+    """Every bad line is reported with its number; nothing is loaded then."""
+    try:
+        handle = open(path, newline="")
+    except OSError as e:
+        raise GnbctlError(f"cannot read {path}: {e.strerror}") from None
+    drbs, errors = [], []
+    with handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise GnbctlError(f"{path}:1: the header lacks {', '.join(missing)} "
+                              f"(expected: {','.join(CSV_COLUMNS)})")
+        for row in reader:
+            try:
+                drbs.append(parse_drb(row))
+            except ValueError as e:
+                errors.append(f"{path}:{reader.line_num}: {e}")
+    _check_unique(path, drbs, errors)
+    if errors:
+        more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        raise GnbctlError("\n".join(errors[:20]) + more)
+    if not drbs:
+        raise GnbctlError(f"{path}: no DRBs")
+    return DrbSet.from_drbs(drbs)
+
+
+def _check_unique(path, drbs: list[Drb], errors: list[str]) -> None:
+    for key, what in ((lambda d: d.drb, "drb"), (lambda d: d.teid, "teid"),
+                      (lambda d: (d.ue_id, d.lcid), "(ue_id, lcid)")):
+        seen = {}
+        for n, d in enumerate(drbs):
+            k = key(d)
+            if k in seen:
+                errors.append(f"{path}: DRB {d.drb}: {what} {k} is also DRB {seen[k]}'s")
+            else:
+                seen[k] = d.drb
+
+
+# ---- the bulk load --------------------------------------------------------
+
+DL_COLUMNS = {"teid": "teid", "drb_index": "drb", "ue_id": "ue_id", "lcid": "lcid",
+              "rlc_am": "rlc_am", "rlc_sn18": "rlc_sn18", "pdcp_sn18": "pdcp_sn18",
+              "default_qfi": "qfi", "ue_mac": "ue_mac"}
+UL_COLUMNS = {"ue_id": "ue_id", "lcid": "lcid", "drb_index": "drb", "teid": "ul_teid",
+              "gnb_ip": "gnb_ip", "upf_ip": "upf_ip", "upf_mac": "upf_mac"}
+
+
+async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=None) -> dict:
+    """dl_drb and ul_bearer entries of every DRB on every target (targets
+    concurrently, `batch` updates per Write), then the BaaS clone session
+    where the topology wants one. Returns the timing; raises one
+    GnbctlError listing every target's rejected updates."""
+    from controller.bulk import ExactInsertEncoder
+
+    start = time.perf_counter()
+    per_target = {}
+
+    async def load_one(target):
+        t0 = time.perf_counter()
+        failures = []
+        # Two Writes in flight: the target applies one while the next arrives.
+        in_flight = asyncio.Semaphore(2)
+
+        async def write(rows, first, table):
+            async with in_flight:
+                try:
+                    await target.write_raw(rows.tobytes(), len(rows),
+                                           lambda i: drbs.describe(first + i, table))
+                except WriteRejected as e:
+                    failures.extend(e.failures)
+            if on_progress:
+                on_progress(target.name, len(rows))
+
+        writes = []
+        for table, action, mapping in (("dl_drb", "set_dl_drb", DL_COLUMNS),
+                                       ("ul_bearer", "set_ul_bearer", UL_COLUMNS)):
+            encoder = ExactInsertEncoder(target.schema, target.name, table, action)
+            rows = encoder.encode(drbs.count, {k: drbs.columns[v] for k, v in mapping.items()})
+            writes += [write(rows[first:first + batch], first, table)
+                       for first in range(0, drbs.count, batch)]
+        await asyncio.gather(*writes)
+        if failures:
+            raise WriteRejected(target.name, failures, 2 * drbs.count)
+        if target.config.baas_clone:
+            await ensure_clone_session(target)
+        seconds = time.perf_counter() - t0
+        per_target[target.name] = {"seconds": round(seconds, 4),
+                                   "entries": 2 * drbs.count,
+                                   "entries_per_s": round(2 * drbs.count / seconds)}
+
+    await on_every(targets, load_one)
+    return {"drbs": drbs.count, "batch": batch,
+            "seconds": round(time.perf_counter() - start, 4), "targets": per_target}
+
+
+async def ensure_clone_session(target) -> None:
+    from controller.entities import baas_clone_session
+    existing = await target.read(baas_clone_session())
+    update = ~baas_clone_session() if existing else +baas_clone_session()
+    await target.write([update], lambda u: "clone session 1 -> BaaS port 2")
+
+
+# ---- single DRBs ----------------------------------------------------------
+
+async def add(targets, drb: Drb) -> None:
+    from controller import entities
+    validate(drb)
+
+    async def add_one(target):
+        await target.write([+entities.dl_drb(drb), +entities.ul_bearer(drb)],
+                           lambda u: f"DRB {drb.drb} ({u.table_id})")
+    await on_every(targets, add_one)
+
+
+async def _table_by_drb(target, table: str) -> dict[int, "object"]:
+    """drb_index -> the raw TableEntry of `table` whose action names it."""
+    from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+    info = target.schema.tables[table]
+    action = target.schema.actions["set_dl_drb" if table == "dl_drb" else "set_ul_bearer"]
+    param_id = action.params["drb_index"].id
+    found = {}
+    for entity in await target.read_raw(p4r.Entity(table_entry=p4r.TableEntry(
+            table_id=info.id))):
+        for p in entity.table_entry.action.action.params:
+            if p.param_id == param_id:
+                found[int.from_bytes(p.value, "big")] = entity.table_entry
+    return found
+
+
+async def find(target, drb_index: int) -> Drb | None:
+    """The DRB as installed on the target (None if it has neither entry)."""
+    import finsy as fy
+    dl = (await _table_by_drb(target, "dl_drb")).get(drb_index)
+    ul = (await _table_by_drb(target, "ul_bearer")).get(drb_index)
+    if dl is None or ul is None:
+        return None
+    d = fy.P4TableEntry.decode_entry(dl, target.schema)
+    u = fy.P4TableEntry.decode_entry(ul, target.schema)
+    a, b = d.action.args, u.action.args
+    return Drb(drb=drb_index, teid=d.match["teid"], ue_id=a["ue_id"], lcid=a["lcid"],
+               rlc="am" if a["rlc_am"] else "um", rlc_sn=18 if a["rlc_sn18"] else 12,
+               pdcp_sn=18 if a["pdcp_sn18"] else 12, qfi=a["default_qfi"],
+               ue_mac=_int(a["ue_mac"]), ul_teid=b["teid"], gnb_ip=_int(b["gnb_ip"]),
+               upf_ip=_int(b["upf_ip"]), upf_mac=_int(b["upf_mac"]))
+
+
+def _int(value) -> int:
+    """finsy decodes MAC and IPv4 parameters to address objects."""
+    if isinstance(value, int):
+        return value
+    if hasattr(value, "packed"):
+        return int.from_bytes(value.packed, "big")
+    return int(value)
+
+
+async def delete(targets, drb_index: int) -> None:
+    import finsy as fy
+
+    async def delete_one(target):
+        dl = (await _table_by_drb(target, "dl_drb")).get(drb_index)
+        ul = (await _table_by_drb(target, "ul_bearer")).get(drb_index)
+        if dl is None and ul is None:
+            raise GnbctlError(f"{target.name}: DRB {drb_index}: NOT_FOUND: "
+                              "no dl_drb or ul_bearer entry names it")
+        updates = [-fy.P4TableEntry.decode_entry(e, target.schema) for e in (dl, ul)
+                   if e is not None]
+        await target.write(updates, lambda u: f"DRB {drb_index} ({u.table_id})")
+    await on_every(targets, delete_one)
+
+
+async def counts(target) -> dict:
+    return {table: len(await _table_by_drb(target, table)) for table in ("dl_drb", "ul_bearer")}
+

@@ -1,0 +1,36 @@
+"""The errors gnbctl reports to its user, each with the exit code the CLI
+returns for it."""
+from __future__ import annotations
+
+
+class GnbctlError(Exception):
+    """A failure the user can act on; str() is the whole message."""
+    exit_code = 1
+
+
+class TopologyError(GnbctlError):
+    exit_code = 2
+
+
+class TargetUnreachable(GnbctlError):
+    exit_code = 3
+
+
+class WriteRejected(GnbctlError):
+    """The target refused some updates of a Write: `failures` lists one
+    (what, gRPC status name, message) per rejected update."""
+    exit_code = 4
+
+    def __init__(self, target: str, failures: list[tuple[str, str, str]], total: int):
+        self.target = target
+        self.failures = failures
+        shown = "\n".join(f"  {what}: {code}: {message}"
+                          for what, code, message in failures[:20])
+        more = f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else ""
+        super().__init__(f"{target}: the target rejected {len(failures)} of {total} "
+                         f"updates:\n{shown}{more}")
+
+
+class MissingP4Object(GnbctlError):
+    def __init__(self, target: str, kind: str, name: str):
+        super().__init__(f"{target}: this P4 program has no {kind} {name}")

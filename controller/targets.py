@@ -1,0 +1,171 @@
+"""Connections to the targets: a finsy Switch per target (the StreamChannel
+that holds the primary role, the P4Info, every ordinary read and write),
+plus one raw grpc.aio channel per target for the bulk-write hot path
+(`bulk.py`: finsy's per-entity encoding is ~40x too slow for 131,072
+updates; see controller/README facts in the report).
+
+Every connection has a deadline; a target that cannot be reached, or where
+another controller is primary, is a clear error naming the target."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+import finsy as fy
+import grpc
+from finsy.p4client import P4ClientError, P4RpcStatus
+from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+
+from controller.errors import GnbctlError, TargetUnreachable, WriteRejected
+from controller.topology import TargetConfig, Topology
+
+_CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 << 20),
+                    # the per-update errors of a rejected batch come as metadata
+                    ("grpc.max_metadata_size", 64 << 20),
+                    ("grpc.max_send_message_length", 256 << 20)]
+_WRITE_METHOD = "/p4.v1.P4Runtime/Write"
+RPC_TIMEOUT = 60.0
+
+
+@dataclass
+class Target:
+    config: TargetConfig
+    switch: fy.Switch
+    channel: grpc.aio.Channel
+    election_id: int
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def schema(self) -> fy.P4Schema:
+        return self.switch.p4info
+
+    def has_table(self, name: str) -> bool:
+        return self.schema.tables.get(name) is not None
+
+    async def write(self, updates: list, describe=None) -> None:
+        """One Write of finsy update objects (+entry, -entry, ~entry); a
+        rejected update raises WriteRejected, described by describe(update)."""
+        if not updates:
+            return
+        try:
+            await self.switch.write(updates)
+        except P4ClientError as e:
+            raise _rejected(self.name, e.code.name, e.message, e.details, updates,
+                            describe) from None
+
+    async def write_raw(self, updates_bytes: bytes, count: int, describe) -> None:
+        """One Write whose updates are already serialized (field 2 of
+        WriteRequest, repeated); describe(i) names update i in errors."""
+        header = p4r.WriteRequest(device_id=self.config.device_id)
+        header.election_id.high = self.election_id >> 64
+        header.election_id.low = self.election_id & ((1 << 64) - 1)
+        # Concatenated protobuf encodings merge; repeated fields append.
+        request = header.SerializeToString() + updates_bytes
+        write = self.channel.unary_unary(
+            _WRITE_METHOD, request_serializer=None,
+            response_deserializer=p4r.WriteResponse.FromString)
+        try:
+            await write(request, timeout=RPC_TIMEOUT)
+        except grpc.aio.AioRpcError as e:
+            status = P4RpcStatus.from_rpc_error(e)
+            raise _rejected(self.name, status.code.name, status.message, status.details,
+                            range(count), describe) from None
+
+    async def read(self, entities) -> list:
+        try:
+            return [e async for e in self.switch.read(entities)]
+        except P4ClientError as e:
+            raise GnbctlError(f"{self.name}: read failed: {e.code.name}: {e.message}") \
+                from None
+
+    async def read_raw(self, entity: p4r.Entity) -> list[p4r.Entity]:
+        """A Read without finsy's per-entity decoding (for whole tables)."""
+        read = self.channel.unary_stream(
+            "/p4.v1.P4Runtime/Read", request_serializer=p4r.ReadRequest.SerializeToString,
+            response_deserializer=p4r.ReadResponse.FromString)
+        found = []
+        try:
+            async for response in read(p4r.ReadRequest(device_id=self.config.device_id,
+                                                       entities=[entity]),
+                                       timeout=RPC_TIMEOUT):
+                found.extend(response.entities)
+        except grpc.aio.AioRpcError as e:
+            raise GnbctlError(f"{self.name}: read failed: {e.code().name}: {e.details()}") \
+                from None
+        return found
+
+
+def _rejected(target: str, code: str, message: str, details: dict, updates, describe):
+    if not details:
+        return WriteRejected(target, [("the whole batch", code, message)], len(updates))
+    updates = list(updates)
+    failures = [(describe(updates[i]) if describe else str(i), error.canonical_code.name,
+                 error.message) for i, error in sorted(details.items())]
+    return WriteRejected(target, failures, len(updates))
+
+
+async def _connect(config: TargetConfig, topology: Topology, p4info=None) -> Target:
+    options = fy.SwitchOptions(device_id=config.device_id,
+                               initial_election_id=topology.election_id,
+                               p4info=p4info, p4force=p4info is not None,
+                               # the target runs the program it was built from:
+                               # its device config is empty (finsy pushes only
+                               # when it has one)
+                               p4blob=b"" if p4info is not None else None)
+    switch = fy.Switch(config.name, config.address, options)
+    try:
+        await asyncio.wait_for(switch.__aenter__(), topology.timeout)
+    except (asyncio.TimeoutError, P4ClientError, OSError) as e:
+        reason = (f"no answer within {topology.timeout:g} s"
+                  if isinstance(e, asyncio.TimeoutError) else f"{e}")
+        raise TargetUnreachable(f"{config.name}: cannot reach the P4Runtime server at "
+                                f"{config.address} (device id {config.device_id}): "
+                                f"{reason}") from None
+    if not switch.is_primary:
+        await switch.__aexit__(None, None, None)
+        raise GnbctlError(f"{config.name}: another controller is primary (election id "
+                          f"{switch.primary_id}, ours {switch.election_id}); "
+                          "raise election_id in the topology to take over")
+    channel = grpc.aio.insecure_channel(config.address, options=_CHANNEL_OPTIONS)
+    return Target(config, switch, channel, switch.election_id)
+
+
+@contextlib.asynccontextmanager
+async def session(topology: Topology, configs: list[TargetConfig], push_pipeline=False):
+    """Connected, primary Targets (in the order of configs), closed on exit.
+    With push_pipeline, each gets its P4Info from the topology pushed
+    (VERIFY_AND_COMMIT: the target's state is reset)."""
+    logging.getLogger("finsy").setLevel(logging.CRITICAL)
+    p4infos = [c.p4info_path() if push_pipeline else None for c in configs]
+    attempts = await asyncio.gather(
+        *(_connect(c, topology, p) for c, p in zip(configs, p4infos)),
+        return_exceptions=True)
+    connected = [t for t in attempts if isinstance(t, Target)]
+    try:
+        for attempt in attempts:
+            if isinstance(attempt, BaseException):
+                raise attempt
+        yield connected
+    finally:
+        for target in connected:
+            await target.channel.close()
+            await target.switch.__aexit__(None, None, None)
+
+
+async def on_every(targets, action) -> list:
+    """action(target) on every target concurrently; every failure reported."""
+    outcomes = await asyncio.gather(*(action(t) for t in targets), return_exceptions=True)
+    errors = [o for o in outcomes if isinstance(o, BaseException)]
+    for e in errors:
+        if not isinstance(e, GnbctlError):
+            raise e
+    if errors:
+        error = GnbctlError("\n".join(str(e) for e in errors))
+        error.exit_code = max(e.exit_code for e in errors)
+        raise error
+    return outcomes

@@ -1,0 +1,174 @@
+"""The topology file (TOML): which targets gnbctl controls.
+
+    election_id = 1      # optional: this controller's election id (default 1)
+    timeout = 5.0        # optional: seconds to reach a target (default 5)
+
+    [[targets]]
+    name = "nic0"
+    role = "nic"                      # nic | host
+    address = "127.0.0.1:9559"
+    device_id = 1                     # optional, default 1
+    p4info = "build/nic.p4info.txtpb" # or: p4 = "p4src/nic.p4" (compiled, cached)
+    baas_clone = true                 # optional: clone session 1 -> BaaS port 2
+                                      # (default: true for a NIC, false for a host)
+
+    [[targets]]
+    name = "host0"
+    role = "host"
+    address = "127.0.0.1:9560"
+    p4 = "p4src/host.p4"
+    nic = "nic0"                      # a hybrid host behind nic0 ...
+    vf = 0                            # ... on NIC ports 3+2*vf (to it), 4+2*vf (back)
+
+Relative paths are relative to the file's directory. The P4Info is needed
+only by `pipeline push`; every other command uses the P4Info the target
+reports.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.errors import TopologyError
+
+ENV_VAR = "GNBCTL_TOPOLOGY"
+ROLES = ("nic", "host")
+FIRST_VF_PORT = 3
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    name: str
+    role: str
+    address: str
+    device_id: int = 1
+    p4info: Path | None = None
+    p4: Path | None = None
+    baas_clone: bool = False
+    nic: str | None = None
+    vf: int | None = None
+
+    @property
+    def vf_port(self) -> int:
+        """The NIC port that carries this host's offloaded downlink."""
+        return FIRST_VF_PORT + 2 * self.vf
+
+    def p4info_path(self) -> Path:
+        if self.p4info is not None:
+            return self.p4info
+        if self.p4 is not None:
+            from t4p4s.stf.compile_cache import compile_cached
+            return Path(compile_cached(self.p4).p4info_text_path)
+        raise TopologyError(f"{self.name}: the topology names neither a p4info nor a p4 "
+                            "source, so there is no pipeline to push")
+
+
+@dataclass(frozen=True)
+class Topology:
+    path: Path
+    targets: list[TargetConfig]
+    election_id: int = 1
+    timeout: float = 5.0
+    extra: dict = field(default_factory=dict)
+
+    def select(self, names: list[str] | None) -> list[TargetConfig]:
+        if not names:
+            return list(self.targets)
+        known = {t.name: t for t in self.targets}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise TopologyError(f"no target named {', '.join(unknown)} in {self.path} "
+                                f"(it has {', '.join(known)})")
+        return [known[n] for n in names]
+
+    def nics(self) -> list[TargetConfig]:
+        return [t for t in self.targets if t.role == "nic"]
+
+    def hosts_behind(self, nic: str) -> list[TargetConfig]:
+        return sorted((t for t in self.targets if t.role == "host" and t.nic == nic),
+                      key=lambda t: t.vf)
+
+
+_TARGET_KEYS = {"name", "role", "address", "device_id", "p4info", "p4", "baas_clone",
+                "nic", "vf"}
+
+
+def default_path() -> Path | None:
+    value = os.environ.get(ENV_VAR)
+    return Path(value) if value else None
+
+
+def load(path: Path | None) -> Topology:
+    if path is None:
+        raise TopologyError(f"no topology: give --topology FILE or set {ENV_VAR}")
+    try:
+        document = tomllib.loads(Path(path).read_text())
+    except OSError as e:
+        raise TopologyError(f"cannot read the topology {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise TopologyError(f"{path}: {e}") from None
+    base = Path(path).resolve().parent
+    raw_targets = document.get("targets")
+    if not isinstance(raw_targets, list) or not raw_targets:
+        raise TopologyError(f"{path}: no [[targets]]")
+    targets = [_target(path, base, i, t) for i, t in enumerate(raw_targets)]
+    _check_links(path, targets)
+    return Topology(path=Path(path), targets=targets,
+                    election_id=_int(path, "election_id", document.get("election_id", 1)),
+                    timeout=float(document.get("timeout", 5.0)))
+
+
+def _target(path, base: Path, index: int, raw: dict) -> TargetConfig:
+    where = f"{path}: targets[{index}]"
+    if not isinstance(raw, dict):
+        raise TopologyError(f"{where} is not a table")
+    unknown = set(raw) - _TARGET_KEYS
+    if unknown:
+        raise TopologyError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    for key in ("name", "role", "address"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise TopologyError(f"{where}: '{key}' (a string) is required")
+    if raw["role"] not in ROLES:
+        raise TopologyError(f"{where}: role must be one of {', '.join(ROLES)}, "
+                            f"not {raw['role']!r}")
+    is_nic = raw["role"] == "nic"
+    if not is_nic and ("nic" in raw) != ("vf" in raw):
+        raise TopologyError(f"{where}: a hybrid host needs both 'nic' and 'vf'")
+    if is_nic and ("nic" in raw or "vf" in raw):
+        raise TopologyError(f"{where}: 'nic' and 'vf' belong to hosts")
+
+    def resolved(key):
+        return (base / raw[key]).resolve() if key in raw else None
+
+    return TargetConfig(
+        name=raw["name"], role=raw["role"], address=raw["address"],
+        device_id=_int(where, "device_id", raw.get("device_id", 1)),
+        p4info=resolved("p4info"), p4=resolved("p4"),
+        baas_clone=bool(raw.get("baas_clone", is_nic)),
+        nic=raw.get("nic"), vf=_int(where, "vf", raw["vf"]) if "vf" in raw else None)
+
+
+def _check_links(path, targets: list[TargetConfig]):
+    names = [t.name for t in targets]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise TopologyError(f"{path}: target names must be unique: {', '.join(duplicates)}")
+    nics = {t.name for t in targets if t.role == "nic"}
+    seen_vfs = set()
+    for t in targets:
+        if t.nic is None:
+            continue
+        if t.nic not in nics:
+            raise TopologyError(f"{path}: {t.name} is behind {t.nic!r}, which is no NIC "
+                                "target of this topology")
+        if (t.nic, t.vf) in seen_vfs:
+            raise TopologyError(f"{path}: two hosts on VF {t.vf} of {t.nic}")
+        seen_vfs.add((t.nic, t.vf))
+
+
+def _int(where, key, value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TopologyError(f"{where}: '{key}' must be a non-negative integer")
+    return value
