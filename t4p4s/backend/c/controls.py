@@ -128,6 +128,10 @@ class Deparser:
         self.functions = CodeWriter()
         self._collect = False
         self._n_emits = 0
+        self._emitted: set = set()
+        # every header instance is emitted whenever it is valid, so after
+        # deparsing, each valid header is in the packet (v1model_arch's clones)
+        self.emits_every_header = False
 
     def emit(self, control: ir.ControlDecl) -> None:
         name = f"deparser_{control.name}"
@@ -149,8 +153,15 @@ class Deparser:
             w.line("uint32_t len = 0;")
         w.extend(body)
         with w.indented():
-            w.line("return p4_deparse_move(s->m, s->payload_offset, emitted, n, len);")
+            w.line("if (!p4_deparse_move(s->m, s->payload_offset, emitted, n, len))")
+            w.line("\treturn false;")
+            w.line("s->payload_offset = len;")
+            w.line("return true;")
         w.line("}")
+        straight_line = all(isinstance(st, ir.CallStmt) for st in control.body.statements)
+        every = {path for path, (inst, element) in self.ctx.header_instances.items()
+                 if element is not None}
+        self.emits_every_header = straight_line and not has_externs and every <= self._emitted
         w.line()
         w.line(source_comment(control.src))
         w.line("/* Returns false when the headers do not fit the mbuf. */")
@@ -208,6 +219,7 @@ class Deparser:
             h = sg.exprs.locate(e).c
             size = self.ctx.ctypes.header_size(t)
             self._n_emits += 1
+            self._emitted.add(h)
             with w.block(f"if ({h}.valid)"):
                 if self._collect:
                     w.line(f"emitted[n++] = (struct p4_emitted){{ &{h}.p, {h}.b, {size} }};")

@@ -405,10 +405,41 @@ class ExprGen:
         else:
             pairs = list(rhs.fields)
         if isinstance(loc.type, T.TypeHeader):
+            values = self._header_word(decl, dict(pairs))
             w.line(headers.make_valid(loc.c))
+            if values is not None:
+                # one store: field-by-field stores of a few bits each would make
+                # the next field's wider load wait on store forwarding
+                w.line(f"t4p4s_store_be64({loc.c}.p, {values[0]}, {values[1]});")
+                return
         for name, value in pairs:
             member = ir.Member(Located(loc), name, type=_field_type(decl, name), src=rhs.src)
             self.store(self.locate(member), value, w)
+
+
+    def _header_word(self, decl, values: dict):
+        """(bytes, C value) of a whole header of at most 64 bits built from
+        ``values`` (every field), or None."""
+        widths = [_value_width(f.type) if isinstance(f.type, T.TypeBits) else None
+                  for f in decl.fields]
+        if None in widths or sum(widths) > 64 or sum(widths) % 8 or set(values) != {
+                f.name for f in decl.fields}:
+            return None
+        constant, terms, shift = 0, [], sum(widths)
+        for f, width in zip(decl.fields, widths):
+            shift -= width
+            mask = (1 << width) - 1
+            value = values[f.name]
+            while isinstance(value, ir.Cast) and isinstance(value.expr, ir.IntLiteral):
+                value = value.expr
+            if isinstance(value, ir.IntLiteral):
+                constant |= (value.value & mask) << shift
+                continue
+            term = f"((uint64_t)({self.value(value)}) & {c_int(mask)})"
+            terms.append(f"({term} << {shift})" if shift else term)
+        if constant or not terms:
+            terms.insert(0, c_int(constant))
+        return sum(widths) // 8, " | ".join(terms)
 
 
 class _NotBits(Exception):

@@ -76,6 +76,23 @@ def copy(dst: str, src: str, t: T.Type, size_of, w) -> None:
                 copy(d, s, f.type, size_of, w)
 
 
+def rebase(dst: str, src: str, t: T.Type, to: str, base: str, w) -> None:
+    """``dst`` takes ``src``'s headers (all in the packet at ``base``) as
+    pointers to the same offsets from ``to``, in a copy of that packet."""
+    if isinstance(t, T.TypeHeader):
+        with w.block(f"if ({src}.valid)"):
+            w.line(f"{dst}.valid = 1;")
+            w.line(f"{dst}.p = {to} + ({src}.p - {base});")
+    elif isinstance(t, T.TypeStack):
+        for i in range(t.size):
+            rebase(f"{dst}.e[{i}]", f"{src}.e[{i}]", t.element, to, base, w)
+        w.line(f"{dst}.next_index = {src}.next_index;")
+    elif isinstance(t, T.TypeStruct):
+        for f in t.decl.fields:
+            if contains_header(f.type):
+                rebase(f"{dst}.{f.name}", f"{src}.{f.name}", f.type, to, base, w)
+
+
 def move_element(dst: str, src: str, size: int, w) -> None:
     """One step of push_front/pop_front: element ``dst`` takes ``src``'s
     value.  A header in the packet moves by pointer; one on its scratch

@@ -6,8 +6,10 @@ from .actions import Actions
 from .context import Context
 from .controls import Controls, Deparser
 from .descriptors import Descriptors
+from .emit import CodeWriter
 from .helpers import HELPERS_C
 from .parser import Parser
+from . import prefetch
 from .tables import Tables
 from .v1model_arch import pipeline, state_struct, clone_kinds
 from . import headers
@@ -56,12 +58,16 @@ def generate_c(bound, resources: Resources, program_name: str,
     deparser = Deparser(ctx)
     deparser.emit(bound.deparser)
     descriptors = Descriptors(ctx, actions).emit(program_name, p4info_path)
+    stage_prefetch = CodeWriter()
+    prefetch.emit(prefetch.hints(resources, [bound.ingress, bound.egress], tables.lookahead),
+                  actions, tables.lookahead_name, stage_prefetch)
     arch = pipeline(ctx, f"parser_{bound.parser.name}",
                     [controls.function_name(c) for c in
                      (bound.verify_checksum, bound.ingress, bound.egress,
                       bound.compute_checksum)],
                     f"deparser_{bound.deparser.name}",
-                    [(tables.lookahead_name(t), t.index) for t in tables.lookahead])
+                    [(tables.lookahead_name(t), t.index) for t in tables.lookahead],
+                    stage_prefetch, deparser.emits_every_header)
     state = state_struct(ctx, state_fields + tables.state_fields)
 
     parts = [

@@ -81,7 +81,9 @@ class Tables:
             lookup = f"t4p4s_table_lookup(t4p4s_tables[{table.index}], key)"
             if looks_ahead:
                 w.line(f"const struct t4p4s_entry *e = {slot}.entry;")
-                w.line(f"if (e == NULL || memcmp(key, {slot}.key, sizeof(key)) != 0)")
+                # the key's own bytes (the padding is zero in both): a compare as
+                # wide as the stores that built the key forwards from them
+                w.line(f"if (e == NULL || memcmp(key, {slot}.key, {max(size, 1)}) != 0)")
                 w.line(f"\te = {lookup};")
             else:
                 w.line(f"const struct t4p4s_entry *e = {lookup};")

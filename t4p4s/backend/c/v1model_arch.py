@@ -111,9 +111,13 @@ def _field_lists(t, path: str) -> dict:
     return out
 
 
-def pipeline(ctx, parser, controls, deparser, lookahead=()) -> CodeWriter:
+def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
+             deparser_emits_every_header=False) -> CodeWriter:
     """`lookahead`: (packet_state slot, table index) of each table looked
-    up per stage of a burst (tables.py)."""
+    up per stage of a burst (tables.py); `stage_prefetch`: code run once
+    they are found (prefetch.py). With `deparser_emits_every_header`, an
+    E2E clone copies the packet once the original is deparsed: the copy
+    then has every header in place and its own deparser moves nothing."""
     b = ctx.bound
     w = CodeWriter()
     std_fields = {f.name for f in b.standard_metadata_type.decl.fields}
@@ -169,7 +173,8 @@ def pipeline(ctx, parser, controls, deparser, lookahead=()) -> CodeWriter:
     # -- egress and out -----------------------------------------------------
     if ctx.clone_kinds:
         w.line("static void clone_to_egress(struct packet_state *s, struct rte_mbuf *copy,")
-        w.line("\t\t\t    const struct clone_request *req, uint32_t instance_type);")
+        w.line("\t\t\t    const struct clone_request *req, uint32_t instance_type,")
+        w.line("\t\t\t    bool deparsed);")
         w.line()
     w.line("/* egress, computeChecksum, deparser, transmit; `is_clone` stops "
            "clones of clones. */")
@@ -179,9 +184,16 @@ def pipeline(ctx, parser, controls, deparser, lookahead=()) -> CodeWriter:
         w.line(f"{eg}(s);")
         if "E2E" in ctx.clone_kinds:
             with w.block("if (unlikely(s->clone_e2e.requested) && !is_clone)"):
+                if deparser_emits_every_header:
+                    w.line("/* deparsing does not change header values, and computeChecksum "
+                           "runs on them where they are */")
+                    w.line(f"bool deparsed = {deparser}(s);")
+                else:
+                    w.line("bool deparsed = false;")
                 w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m);")
                 w.line("if (copy != NULL)")
-                w.line(f"\tclone_to_egress(s, copy, &s->clone_e2e, {INSTANCE_EGRESS_CLONE});")
+                w.line(f"\tclone_to_egress(s, copy, &s->clone_e2e, {INSTANCE_EGRESS_CLONE}, "
+                       "deparsed);")
         else:
             w.line("(void)is_clone;     /* the program makes no E2E clones */")
         with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
@@ -225,7 +237,8 @@ def pipeline(ctx, parser, controls, deparser, lookahead=()) -> CodeWriter:
                 w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m);")
                 with w.block("if (copy != NULL)"):
                     w.line("restore_received(s, copy);")
-                    w.line(f"clone_to_egress(s, copy, &s->clone_i2e, {INSTANCE_INGRESS_CLONE});")
+                    w.line(f"clone_to_egress(s, copy, &s->clone_i2e, {INSTANCE_INGRESS_CLONE}, "
+                           "false);")
         with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
             w.line("t4p4s_drop(s->lc, s->m, T4P4S_DROP_PIPELINE);")
             w.line("return;")
@@ -265,6 +278,8 @@ def pipeline(ctx, parser, controls, deparser, lookahead=()) -> CodeWriter:
                     w.line(f"t4p4s_table_lookup_burst(t4p4s_tables[{index}], keys, k, found);")
                     w.line("for (unsigned j = 0; j < k; j++)")
                     w.line(f"\tof[j]->{name}.entry = found[j];")
+            if stage_prefetch is not None:
+                w.extend(stage_prefetch)
             w.line("for (unsigned i = 0; i < count; i++)")
             w.line("\tpacket_finish(&s[i]);")
     return w
@@ -276,7 +291,7 @@ def _clone_to_egress(ctx, parser: str, std_fields: set, w) -> None:
            "kept out of line. */")
     w.line("static __rte_noinline void")
     w.line("clone_to_egress(struct packet_state *s, struct rte_mbuf *copy,")
-    w.line("\t\tconst struct clone_request *req, uint32_t instance_type)")
+    w.line("\t\tconst struct clone_request *req, uint32_t instance_type, bool deparsed)")
     with w.block(""):
         w.line("uint32_t truncate = 0;")
         w.line("int32_t port = t4p4s_clone_session_port(req->session, &truncate);")
@@ -297,6 +312,12 @@ def _clone_to_egress(ctx, parser: str, std_fields: set, w) -> None:
         with w.block(f"if (instance_type == {INSTANCE_INGRESS_CLONE})"):
             w.line("/* the packet as received, parsed again (as simple_switch) */")
             w.line(f"{parser}(&c);")
+        with w.block("else if (deparsed)"):
+            w.line("/* headers as egress left them, all in s->m: the same offsets in the copy */")
+            w.line("const uint8_t *from = rte_pktmbuf_mtod(s->m, const uint8_t *);")
+            w.line("uint8_t *to = rte_pktmbuf_mtod(copy, uint8_t *);")
+            headers.rebase("c.hdr", "s->hdr", b.headers_type, "to", "from", w)
+            w.line("c.payload_offset = s->payload_offset;")
         w.line("else {")
         with w.indented():
             w.line("/* headers as egress left them: s's point into s->m, so copy bytes */")

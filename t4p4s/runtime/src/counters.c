@@ -3,6 +3,7 @@
 
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
 
 #include "counters.h"
 #include "runtime.h"
@@ -18,6 +19,14 @@ t4p4s_counter_count(struct t4p4s_lcore *lc, struct t4p4s_counter *c,
 	struct t4p4s_counter_cell *cell = &c->cells[lc->index][index];
 	cell->packets++;
 	cell->bytes += bytes;
+}
+
+void
+t4p4s_counter_prefetch(const struct t4p4s_lcore *lc,
+		       const struct t4p4s_counter *c, uint32_t index)
+{
+	if (likely(index < c->size))
+		rte_prefetch0(&c->cells[lc->index][index]);
 }
 
 int

@@ -1,6 +1,7 @@
 #include <errno.h>
 
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
 
 #include "registers.h"
 
@@ -12,6 +13,13 @@ t4p4s_register_read(struct t4p4s_register *r, uint32_t index)
 	if (unlikely(index >= r->size))
 		return 0;
 	return __atomic_load_n(&r->cells[index], __ATOMIC_RELAXED);
+}
+
+void
+t4p4s_register_prefetch(const struct t4p4s_register *r, uint32_t index)
+{
+	if (likely(index < r->size))
+		rte_prefetch0(&r->cells[index]);
 }
 
 void

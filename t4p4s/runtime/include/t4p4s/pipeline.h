@@ -270,6 +270,8 @@ extern struct t4p4s_register *t4p4s_registers[];
 uint64_t t4p4s_register_read(struct t4p4s_register *r, uint32_t index);
 void t4p4s_register_write(struct t4p4s_register *r, uint32_t index,
 			  uint64_t value);
+/* A hint that cell `index` is about to be read or written (any index). */
+void t4p4s_register_prefetch(const struct t4p4s_register *r, uint32_t index);
 
 struct t4p4s_counter;
 extern struct t4p4s_counter *t4p4s_counters[];
@@ -277,6 +279,9 @@ extern struct t4p4s_counter *t4p4s_counters[];
 /* Count one packet of `bytes` bytes in slot `index` (out of range: ignored). */
 void t4p4s_counter_count(struct t4p4s_lcore *lc, struct t4p4s_counter *c,
 			 uint32_t index, uint32_t bytes);
+/* A hint that this lcore is about to count in slot `index` (any index). */
+void t4p4s_counter_prefetch(const struct t4p4s_lcore *lc,
+			    const struct t4p4s_counter *c, uint32_t index);
 
 /* ---------------------------------------------------------------------
  * Other v1model externs
