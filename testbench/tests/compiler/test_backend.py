@@ -89,3 +89,54 @@ def test_compiled_l2_switch_runs_on_net_null(tmp_path):
     assert rx > 0
     # net_null frames are all-zero: no dmac entry, so the default drop()
     assert s["drops"]["pipeline"] == rx
+
+
+def test_prefetch_hints_follow_action_data_to_extern_indices(tmp_path):
+    """The burst prefetches the cells an entry's action data will index
+    (through metadata and an initialised local), not those of a branch the
+    table's packets never take."""
+    path = write_program(tmp_path, """
+        register<bit<32>>(1024) sn;
+        counter(1024, CounterType.packets) hits;
+        counter(1024, CounterType.packets) other_branch;
+        action set_index(bit<32> index) { meta.m = index; }
+        table t { key = { hdr.eth.type : exact; } actions = { set_index; NoAction; }
+                  default_action = NoAction(); }
+        apply {
+            if (hdr.eth.isValid()) {
+                t.apply();
+                bit<32> i = meta.m;
+                bit<32> v;
+                sn.read(v, i);
+                sn.write(i, v + 1);
+                hits.count(meta.m);
+            } else {
+                other_branch.count(meta.m);
+            }
+        }
+    """)
+    c = c_of(path)
+    stage = c[c.index("the counter and register cells the entries' action data index"):]
+    stage = stage[:stage.index("packet_finish(&s[i])")]
+    assert "t4p4s_register_prefetch(t4p4s_registers[0], (uint32_t)d->index);" in stage
+    assert "t4p4s_counter_prefetch(lc, t4p4s_counters[0], (uint32_t)d->index);" in stage
+    assert "t4p4s_counters[1]" not in stage
+    c_file = tmp_path / "prefetch.c"
+    c_file.write_text(c)
+    check = gcc_syntax_check(c_file)
+    assert check.returncode == 0, check.stderr[-3000:]
+
+
+def test_no_prefetch_when_the_index_may_change_after_the_table(tmp_path):
+    path = write_program(tmp_path, """
+        counter(1024, CounterType.packets) hits;
+        action set_index(bit<32> index) { meta.m = index; }
+        table t { key = { hdr.eth.type : exact; } actions = { set_index; } }
+        apply {
+            t.apply();
+            bit<32> i = meta.m;
+            i = i + 1;
+            hits.count(i);
+        }
+    """)
+    assert "t4p4s_counter_prefetch" not in c_of(path)
