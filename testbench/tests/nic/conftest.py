@@ -26,7 +26,7 @@ def nic_build(compiled):
 @dataclass
 class NicRunResult:
     ports: list[list[bytes]]        # frames sent, per NIC port
-    drops: dict[str, int]           # reason -> packets, only reasons that dropped
+    drops: dict[str, dict]          # reason -> {packets, bytes}, only reasons that dropped
     counters: dict[str, dict[int, dict]]
     registers: dict[str, dict[int, int]]
     stats: dict
@@ -42,7 +42,7 @@ def run_nic(nic_build, pcap_runtime):
         stats = runtime.wait_received()
         drops, counters, registers = read_state(runtime, sorted(set(drb_indices)))
         runtime_drops = dict(stats["drops"])
-        assert runtime_drops.pop("pipeline") == sum(drops.values())
+        assert runtime_drops.pop("pipeline") == sum(cell["packets"] for cell in drops.values())
         assert not any(runtime_drops.values()), stats["drops"]
         assert runtime.runtime.alive(), runtime.runtime.log_tail()
         outputs = runtime.stop()

@@ -16,9 +16,12 @@ import time
 from pathlib import Path
 
 from reference_hashes import crc16, crc32
-from t4p4s.stf.control import RuntimeProcess, test_eal_args
+from scapy.layers.l2 import Ether
+
+from t4p4s.stf.control import RuntimeProcess, parse_json_int, test_eal_args
 from t4p4s.stf.veth import PortCapture, VethPorts
 from testbench.gnb.frames import DROP_REASONS, DlDrb, UlBearer
+from testbench.gnb.layers import BearerShim, Pdcp12, Pdcp18, RlcAmData12, RlcAmData18
 
 HOSTS = 2
 PORTS = 3 + 2 * HOSTS
@@ -108,26 +111,44 @@ def _cell(run, request: dict) -> dict:
     return reply
 
 
+def register_cell(run, name: str, index: int) -> int:
+    return parse_json_int(_cell(run, {"cmd": "register_read", "register": name,
+                                      "index": index})["value"])
+
+
+def frames_of(frames: list[bytes], drb: DlDrb) -> list[bytes]:
+    """The radio frames of one DRB (by UE id and LCID)."""
+    return [frame for frame in frames
+            if Ether(frame)[BearerShim].ue_id == drb.ue_id
+            and Ether(frame)[BearerShim].lcid == drb.lcid]
+
+
+def sent_sns(frames: list[bytes], drb: DlDrb) -> list[tuple[int, int | None]]:
+    """(PDCP SN, RLC SN or None) of the DRB's radio frames, in order."""
+    sns = []
+    for frame in map(Ether, frames_of(frames, drb)):
+        pdcp = frame[Pdcp18 if drb.pdcp_sn18 else Pdcp12].sn
+        rlc = frame[RlcAmData18 if drb.rlc_sn18 else RlcAmData12].sn if drb.rlc_am else None
+        sns.append((pdcp, rlc))
+    return sns
+
+
 def read_state(run, drb_indices) -> tuple[dict, dict, dict]:
-    """(drops by reason, counters name -> index -> {packets, bytes},
+    """(drops: reason -> {packets, bytes} for the reasons that dropped,
+    counters: name -> index -> {packets, bytes},
     registers name -> index -> value) of these DRB cells."""
     values = _cell(run, {"cmd": "counter_read", "counter": "drop_counter"})["values"]
     assert all(value["packets"] == 0 for value in values[len(DROP_REASONS):]), \
         f"drops under no known reason: {values}"
-    drops = {reason: values[index]["packets"] for index, reason in enumerate(DROP_REASONS)
-             if values[index]["packets"]}
+    drops = {reason: {"packets": values[index]["packets"], "bytes": values[index]["bytes"]}
+             for index, reason in enumerate(DROP_REASONS) if values[index]["packets"]}
     counters = {name: {index: {key: cell[key] for key in ("packets", "bytes")}
                        for index in drb_indices
                        for cell in [_cell(run, {"cmd": "counter_read", "counter": name,
                                                 "index": index})]}
                 for name in DRB_COUNTERS}
-    registers = {}
-    for name in SN_REGISTERS:
-        registers[name] = {}
-        for index in drb_indices:
-            value = _cell(run, {"cmd": "register_read", "register": name,
-                                "index": index})["value"]
-            registers[name][index] = int(value, 0) if isinstance(value, str) else value
+    registers = {name: {index: register_cell(run, name, index) for index in drb_indices}
+                 for name in SN_REGISTERS}
     return drops, counters, registers
 
 
