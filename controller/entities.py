@@ -51,3 +51,8 @@ def offload_mode(mode: str) -> fy.P4TableEntry:
     action = {"ratio": "offload_by_bucket", "marker": "offload_by_ip_id"}[mode]
     return fy.P4TableEntry("offload_mode", is_default_action=True,
                            action=fy.P4TableAction(action))
+
+
+def host_return_port(port: int) -> fy.P4TableEntry:
+    return fy.P4TableEntry("host_return_port", match=fy.P4TableMatch(port=port),
+                           action=fy.P4TableAction("from_host"))

@@ -53,6 +53,15 @@ async def vf_updates(target, assignment: dict[int, int | None]) -> list:
     return updates
 
 
+async def host_return_updates(target, hosts) -> list:
+    """host_return_port entries for the hosts' return ports (4 + 2*vf)
+    that are not installed yet: their radio frames get the NIC's SNs."""
+    _require(target, "host_return_port")
+    installed = {e.match["port"] for e in await _table_entries(target, "host_return_port")}
+    return [+entities.host_return_port(h.vf_port + 1) for h in hosts
+            if h.vf_port + 1 not in installed]
+
+
 async def set_ratio(target, percent: float, hosts) -> dict:
     _require(target, "offload_bucket")
     wanted = ratio_buckets(percent)
@@ -70,6 +79,7 @@ async def set_ratio(target, percent: float, hosts) -> dict:
                      "offloaded buckets have nowhere to go")
     elif target.has_table("vf_bucket"):
         updates += await vf_updates(target, vf_assignment(hosts))
+        updates += await host_return_updates(target, hosts)
     else:
         notes.append(f"{target.name}: this P4 program has no table vf_bucket: "
                      "the VF spread is not configured")
