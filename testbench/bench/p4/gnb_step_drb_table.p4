@@ -8,6 +8,7 @@ control StepIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
     DlDrbLookup() dl_lookup;
     DlGtpDecap() dl_decap;
     DlRadioHeaders() dl_radio_headers;
+    DlSequenceNumbers() dl_sequence_numbers;
     DropAccounting() drops;
 
     apply {
@@ -18,6 +19,7 @@ control StepIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
         if (meta.drop == 0) {
             dl_decap.apply(hdr, meta);
             dl_radio_headers.apply(hdr, meta);
+            dl_sequence_numbers.apply(hdr, meta);
             standard_metadata.egress_spec = RADIO_PORT;
         }
         drops.apply(meta, standard_metadata);
