@@ -1,0 +1,93 @@
+"""gnbctl on a NIC target that carries traffic (veth pairs, net_af_packet,
+with its P4Runtime server): its counters after real frames, and `offload
+set` moving the split of a running NIC in one command: at 0 % the NIC
+makes the radio frames itself, at 100 % the same G-PDUs leave on the
+host's VF port byte for byte as they came in on N3."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conftest import write_topology
+from t4p4s.stf.veth import PortCapture, VethPorts
+from testbench.gnb.frames import DlDrb, DownlinkPacket, SequenceNumbers, expected_downlink
+
+pytestmark = pytest.mark.dpdk
+N3, RADIO, BAAS, VF0, RETURN0 = range(5)
+N_DRBS = 8
+
+
+def generated_drb(i: int) -> DlDrb:
+    """DRB i as `gnbctl drb load --count N` makes it (the hybrid contract)."""
+    return DlDrb(teid=0x10000 + i, drb_index=i, ue_id=i, lcid=4, rlc_am=True, rlc_sn18=True,
+                 pdcp_sn18=True, default_qfi=9, ue_mac=f"02:00:00:00:00:{i:02x}")
+
+
+@pytest.fixture
+def live_nic(start_target, gnb_builds, tmp_path):
+    """(topology, PortCapture): the NIC with 5 ports on veths, host0 behind it."""
+    veths = VethPorts(5)
+    capture = PortCapture(veths.pairs)
+    try:
+        nic = start_target(vdevs=[f"net_af_packet{p},iface={pair.dp}"
+                                  for p, pair in enumerate(veths.pairs)],
+                           build=gnb_builds["nic"])
+        topology = write_topology(tmp_path / "topology.toml", [
+            {"name": "nic0", "role": "nic", "address": nic.address,
+             "p4info": gnb_builds["nic"].p4info_text_path},
+            {"name": "host0", "role": "host", "address": "127.0.0.1:1", "nic": "nic0",
+             "vf": 0}])
+        yield topology, capture
+    finally:
+        capture.close()
+        veths.close()
+
+
+def receive(capture: PortCapture, port: int, count: int, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while len(capture.snapshot()[port]) < count:
+        assert time.monotonic() < deadline, \
+            f"port {port}: {len(capture.snapshot()[port])} of {count} frames"
+        time.sleep(0.01)
+    time.sleep(0.2)     # nothing more may come
+    return capture.snapshot()[port]
+
+
+def test_counters_and_a_live_offload_shift(live_nic, gnbctl):
+    topology, capture = live_nic
+    nic_only = ["--target", "nic0"]
+    assert gnbctl(topology, *nic_only, "pipeline", "push")[0] == 0
+    assert gnbctl(topology, *nic_only, "drb", "load", "--count", N_DRBS)[0] == 0
+    assert gnbctl(topology, "offload", "set", 0)[0] == 0
+
+    drbs = [generated_drb(i) for i in range(N_DRBS)]
+    packets = [DownlinkPacket(drbs[i % N_DRBS], bytes([i]) * (40 + i)) for i in range(24)]
+    frames = [p.n3_frame() for p in packets]
+    unknown = DownlinkPacket(generated_drb(N_DRBS), b"lost" * 10).n3_frame()
+    for frame in frames + [unknown]:
+        capture.send(N3, frame)
+    assert receive(capture, RADIO, len(frames)) == \
+        expected_downlink(packets, SequenceNumbers())
+    assert len(receive(capture, BAAS, len(frames))) == len(frames)   # the AM clones
+
+    code, out = gnbctl(topology, *nic_only, "counters")
+    assert code == 0
+    counters = out["result"][0]
+    assert counters["drops"] == {"unknown_teid": {"packets": 1, "bytes": len(unknown)}}
+    per_drb = {int(i): c for i, c in counters["downlink"]["per_drb"].items()}
+    assert per_drb == {d.drb_index: {
+        "packets": sum(p.drb is d for p in packets),
+        "bytes": sum(len(f) for p, f in zip(packets, frames) if p.drb is d)} for d in drbs}
+    assert counters["uplink"]["total"] == {"packets": 0, "bytes": 0}
+
+    # one command moves every DRB to the host: the G-PDUs leave on its VF as they came
+    code, out = gnbctl(topology, "offload", "set", 100)
+    assert code == 0 and out["result"][0]["buckets"] == 1024
+    for frame in frames:
+        capture.send(N3, frame)
+    assert receive(capture, VF0, len(frames)) == frames
+    assert len(capture.snapshot()[RADIO]) == len(frames)     # nothing new on the NIC's radio
+    code, out = gnbctl(topology, *nic_only, "counters")
+    assert {int(i): c["packets"] for i, c in out["result"][0]["downlink"]["per_drb"].items()} \
+        == {d.drb_index: c["packets"] for d, c in zip(drbs, per_drb.values())}
