@@ -42,6 +42,44 @@ class VethPair:
     test: str    # where the test injects and captures
 
 
+class NetworkNamespace:
+    """A named network namespace (`ip netns`) whose kernel stays silent on
+    the links moved into it: IPv6 is off by default there, so a link that
+    arrives and goes up sends no router solicitations or MLD reports."""
+
+    def __init__(self, name: str):
+        self.name = name
+        _ip("netns", "add", name)
+        try:
+            for scope in ("all", "default"):
+                _ip("netns", "exec", name, "sysctl", "-qw",
+                    f"net.ipv6.conf.{scope}.disable_ipv6=1")
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True, timeout=10)
+
+
+def add_veth_pair(pair: VethPair, test_netns: NetworkNamespace | None = None):
+    """Creates the pair with both ends up and silent; the test end inside
+    test_netns when given. Deleting the dp end deletes both."""
+    peer = ["peer", "name", pair.test] + (["netns", test_netns.name] if test_netns else [])
+    _ip("link", "add", pair.dp, "type", "veth", *peer)
+    try:
+        _disable_ipv6(pair.dp)
+        _ip("link", "set", pair.dp, "up")
+        if test_netns is None:
+            _disable_ipv6(pair.test)
+            _ip("link", "set", pair.test, "up")
+        else:
+            _ip("-n", test_netns.name, "link", "set", pair.test, "up")
+    except BaseException:
+        subprocess.run(["ip", "link", "del", pair.dp], capture_output=True, timeout=10)
+        raise
+
+
 class VethPorts:
     """One veth pair per P4 port 0..n-1, named uniquely per process and run
     (interface names have at most 15 characters)."""
@@ -52,11 +90,8 @@ class VethPorts:
         self._created: list[VethPair] = []
         try:
             for pair in self.pairs:
-                _ip("link", "add", pair.dp, "type", "veth", "peer", "name", pair.test)
+                add_veth_pair(pair)
                 self._created.append(pair)
-                for interface in (pair.dp, pair.test):
-                    _disable_ipv6(interface)
-                    _ip("link", "set", interface, "up")
         except BaseException:
             self.close()
             raise

@@ -1,0 +1,135 @@
+"""Bring-up and tear-down of the whole hybrid topology as one context
+manager, and the topology file gnbctl reads (controller/topology.py).
+
+    with HybridTopology(TopologyConfig(n_hosts=2)) as topo:
+        topo.gnbctl_topology      # the TOML file for gnbctl --topology
+        topo.nic, topo.hosts      # processes: stats(), kill(), restart()
+        topo.network.links        # the namespaces: n3, ran, baas
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from t4p4s.stf.compile_cache import compile_cached
+from testbench.topology.namespaces import TopologyNetwork
+from testbench.topology.processes import Target, host_spec, nic_spec
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+P4SRC = REPO_ROOT / "p4src"
+CACHE_ROOT = REPO_ROOT / "build" / "t4p4s-cache"
+MEMIF_CONNECT_TIMEOUT_S = 20.0
+_runs = itertools.count()
+
+
+class TopologyError(RuntimeError):
+    """The topology could not be brought up; the message says why."""
+
+
+@dataclass
+class TopologyConfig:
+    n_hosts: int = 2
+    nic_lcore: int = 0
+    host_lcores: tuple[int, ...] = (1,)     # host i runs on host_lcores[i % len]
+    hugepages: bool = False
+    run_root: Path = field(default_factory=lambda: REPO_ROOT / "build" / "topology")
+
+
+def _tag() -> str:
+    """Unique among concurrent runs on the machine, short enough for
+    interface names ("{tag}-baas" <= 15 characters)."""
+    return f"h{os.getpid() % 0xFFFF:x}{next(_runs) % 0xF:x}"
+
+
+class HybridTopology:
+    def __init__(self, config: TopologyConfig | None = None):
+        self.config = config or TopologyConfig()
+        self.tag = _tag()
+        self.run_dir = self.config.run_root / self.tag
+        # memif socket paths must fit a UNIX socket address (108 bytes)
+        self.socket_dir = Path("/run") / f"t4p4s-{self.tag}"
+        self.network: TopologyNetwork | None = None
+        self.nic: Target | None = None
+        self.hosts: list[Target] = []
+        self.nic_build = self.host_build = None
+
+    @property
+    def targets(self) -> list[Target]:
+        return [t for t in (self.nic, *self.hosts) if t is not None]
+
+    @property
+    def gnbctl_topology(self) -> Path:
+        return self.run_dir / "topology.toml"
+
+    def __enter__(self) -> "HybridTopology":
+        try:
+            self._bring_up()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _bring_up(self):
+        config = self.config
+        self.nic_build = compile_cached(P4SRC / "nic.p4", CACHE_ROOT)
+        self.host_build = compile_cached(P4SRC / "host.p4", CACHE_ROOT)
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        self.run_dir.mkdir(parents=True)
+        self.socket_dir.mkdir(parents=True, exist_ok=True)
+        self.network = TopologyNetwork(self.tag)
+        memif_sockets = [self.socket_dir / f"host{i}.sock" for i in range(config.n_hosts)]
+        self.nic = Target(nic_spec(Path(self.nic_build.executable_path), self.run_dir,
+                                   self.network.pf_interfaces(), memif_sockets,
+                                   config.nic_lcore, hugepages=config.hugepages))
+        for i, memif_socket in enumerate(memif_sockets):
+            lcore = config.host_lcores[i % len(config.host_lcores)]
+            self.hosts.append(Target(host_spec(Path(self.host_build.executable_path),
+                                               self.run_dir, i, memif_socket, lcore,
+                                               device_id=2 + i, hugepages=config.hugepages)))
+        for host in self.hosts:
+            self.wait_memif_connected(host)
+        self.gnbctl_topology.write_text(self.gnbctl_toml())
+
+    def wait_memif_connected(self, host: Target, timeout: float = MEMIF_CONNECT_TIMEOUT_S):
+        """Until both of the host's memif interfaces are connected to the NIC."""
+        deadline = time.monotonic() + timeout
+        while host.memif_connections() < 2:
+            if not host.alive():
+                raise TopologyError(f"{host.name} exited:\n{host.runtime.log_tail()}")
+            if time.monotonic() > deadline:
+                raise TopologyError(f"{host.name}'s memif interfaces did not connect to the NIC "
+                                    f"within {timeout:.0f} s:\n{host.runtime.log_tail()}")
+            time.sleep(0.05)
+
+    def restart_host(self, index: int):
+        host = self.hosts[index]
+        host.restart()
+        self.wait_memif_connected(host)
+
+    def gnbctl_toml(self) -> str:
+        def target(name, role, spec, p4, extra=()):
+            lines = ["[[targets]]", f'name = "{name}"', f'role = "{role}"',
+                     f'address = "{spec.p4runtime_address}"', f"device_id = {spec.device_id}",
+                     f'p4info = "{p4.p4info_text_path}"', *extra]
+            return "\n".join(lines) + "\n"
+        parts = [target("nic", "nic", self.nic.spec, self.nic_build)]
+        parts += [target(host.name, "host", host.spec, self.host_build,
+                         ('nic = "nic"', f"vf = {i}")) for i, host in enumerate(self.hosts)]
+        return "\n".join(parts)
+
+    def close(self):
+        for target in reversed(self.targets):
+            target.stop()
+        self.hosts.clear()
+        self.nic = None
+        if self.network is not None:
+            self.network.close()
+            self.network = None
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
