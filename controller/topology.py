@@ -57,6 +57,8 @@ class TargetConfig:
 
     def p4info_path(self) -> Path:
         if self.p4info is not None:
+            if not self.p4info.is_file():
+                raise TopologyError(f"{self.name}: no P4Info file {self.p4info}")
             return self.p4info
         if self.p4 is not None:
             from t4p4s.stf.compile_cache import compile_cached

@@ -52,7 +52,7 @@ def l2fwd_verdict(measurements: list[Measurement]) -> dict:
 
 
 def write_json(path: Path, measurements: list[Measurement], machine: Machine, settings: dict,
-               peers_not_measured: dict[str, str]) -> None:
+               peers_not_measured: dict[str, str], control_plane: dict | None = None) -> None:
     by_name = {m.name: m for m in measurements}
     document = {
         "machine": machine.as_json(),
@@ -72,6 +72,7 @@ def write_json(path: Path, measurements: list[Measurement], machine: Machine, se
         } for m in measurements],
         "l2fwd_target": l2fwd_verdict(measurements),
         "peers_not_measured": peers_not_measured,
+        **(control_plane or {}),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from testbench.bench import drb_load
 from testbench.bench.dpdk import BenchError
 from testbench.bench.machine import describe_machine
 from testbench.bench.report import l2fwd_verdict, print_table, write_json, write_png
@@ -74,6 +75,15 @@ def main(argv: list[str] | None = None) -> int:
             measurements[workload.name].samples.append(sample)
             console.print(f"    {sample.pps / 1e6:.2f} Mpps, {sample.cycles_per_packet:.1f} cycles/packet")
 
+    console.print("[bold]measuring[/] drb_load (gnbctl, two P4Runtime targets)")
+    try:
+        control_plane = {"drb_load": drb_load.measure(args.repeats, args.build_dir)}
+        console.print(f"    {control_plane['drb_load']['median_seconds']:.3f} s, entries/s per "
+                      f"target {control_plane['drb_load']['median_entries_per_s_per_target']}")
+    except BenchError as e:
+        control_plane = {"drb_load": {"skipped": str(e).splitlines()[0]}}
+        console.print(f"[red]drb_load: {e}[/]")
+
     results = list(measurements.values())
     run_settings = {"forwarding_lcore": args.lcore, "testpmd_main_lcore": args.control_lcore,
                     "repeats": args.repeats, "duration_s": args.duration, "hugepages": True,
@@ -81,11 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     print_table(results, machine, console)
     json_path = args.results_dir / "bench.json"
     png_path = args.results_dir / "bench.png"
-    write_json(json_path, results, machine, run_settings, PEERS_NOT_MEASURED)
+    write_json(json_path, results, machine, run_settings, PEERS_NOT_MEASURED, control_plane)
     write_png(png_path, results, machine)
     console.print(f"wrote {json_path} and {png_path}")
 
-    all_measured = all(m.samples and not m.skipped for m in results)
+    all_measured = all(m.samples and not m.skipped for m in results) \
+        and "skipped" not in control_plane["drb_load"]
     verdict = l2fwd_verdict(results)
     target_applies = {verdict["measurement"], verdict["baseline"]} <= measurements.keys()
     if verdict["ratio"] is not None:
