@@ -22,6 +22,7 @@ from pathlib import Path
 from t4p4s.stf.control import RuntimeProcess, test_eal_args
 
 PF_PORTS = 3
+AF_PACKET_FRAMES = 8192      # per ring: 0.4 s at 20 kpps
 HOST_PORTS = 2
 # The memif PMD says "Connected." at debug level; EAL applies this pattern
 # only when it comes before the "*:warning" of the common arguments.
@@ -81,7 +82,9 @@ class TargetSpec:
 
 def nic_spec(executable: Path, run_dir: Path, pf_interfaces: list[str], memif_sockets: list[Path],
              lcore: int, device_id: int = 1, hugepages: bool = False) -> TargetSpec:
-    vdevs = [f"net_af_packet{port},iface={iface}" for port, iface in enumerate(pf_interfaces)]
+    # A deep ring: on two shared cores the NIC may wait tens of ms for its lcore.
+    vdevs = [f"net_af_packet{port},iface={iface},framecnt={AF_PACKET_FRAMES}"
+             for port, iface in enumerate(pf_interfaces)]
     for host, memif_socket in enumerate(memif_sockets):
         for memif_id, port in enumerate(nic_vf_ports(host)):
             vdevs.append(_memif(port, "server", memif_socket, memif_id))

@@ -1,0 +1,171 @@
+"""One traffic run through a running topology: captures on the radio and
+BaaS sides, paced downlink traffic from the N3 side, live `gnbctl offload
+set` shifts with their latency measured, then the SN check of everything
+captured. Shared by `make demo`, the tests and the benchmark."""
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from dataclasses import dataclass, field
+
+from testbench.topology.gnbctl import Gnbctl
+from testbench.topology.processes import nic_vf_ports
+from testbench.topology.sn_check import SnCheck, check_downlink
+from testbench.topology.topology import HybridTopology
+from testbench.topology.traffic import FIRST_TEID, Capture, DownlinkFrames, PacedSender
+
+OFFLOAD_BUCKETS = 1024
+LATENCY_POLL_S = 0.0005
+LATENCY_GIVE_UP_S = 2.0
+DRAIN_S = 0.3          # after the last frame is sent: the pipeline, memif and veths empty
+
+
+def offload_bucket(drb: int) -> int:
+    """nic.p4's offload bucket of a generated DRB: CRC-32 of its TEID mod 1024."""
+    return zlib.crc32((FIRST_TEID + drb).to_bytes(4, "big")) % OFFLOAD_BUCKETS
+
+
+def offloaded(drb: int, percent: float) -> bool:
+    """Ratio mode: buckets 0 .. round(P * 1024 / 100) - 1 go to the hosts."""
+    return offload_bucket(drb) < math.floor(percent * OFFLOAD_BUCKETS / 100 + 0.5)
+
+
+@dataclass(frozen=True)
+class SplitCounters:
+    """Downlink N3 frames the NIC kept and the ones it sent to the hosts."""
+    kept: int
+    to_hosts: int
+
+    @classmethod
+    def read(cls, topology: HybridTopology) -> "SplitCounters":
+        ports = topology.nic.stats()["ports"]
+        to_hosts = sum(ports[nic_vf_ports(i)[0]]["tx"] for i in range(len(topology.hosts)))
+        return cls(kept=ports[0]["rx"] - to_hosts, to_hosts=to_hosts)
+
+
+@dataclass
+class Shift:
+    percent: float
+    from_percent: float
+    invoked_at: float
+    returned_at: float
+    effective_at: float | None = None    # first moved packet on its new path
+    effective_before_return: bool = False
+
+    @property
+    def latency_ms(self) -> float | None:
+        """From `gnbctl offload set` returning to the first moved packet on
+        its new path; 0 when it was there before the command returned."""
+        if self.effective_at is None:
+            return None
+        return max(0.0, (self.effective_at - self.returned_at) * 1e3)
+
+    @property
+    def command_ms(self) -> float:
+        return (self.returned_at - self.invoked_at) * 1e3
+
+    def as_json(self) -> dict:
+        return {"from_percent": self.from_percent, "percent": self.percent,
+                "gnbctl_ms": round(self.command_ms, 1),
+                "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 2),
+                "effective_before_return": self.effective_before_return}
+
+
+@dataclass
+class RunResult:
+    sent: int
+    check: SnCheck
+    shifts: list[Shift]
+    split: SplitCounters                 # over the run
+    expected_to_hosts: int | None        # when the split did not move during the run
+    capture_drops: dict[str, int]
+    target_stats: dict[str, dict] = field(default_factory=dict)
+
+
+class TrafficRun:
+    """with TrafficRun(topology, gnbctl, drbs, rate_pps, percent) as run:
+           run.shift(100); ...
+       run.result (after the block)."""
+
+    def __init__(self, topology: HybridTopology, gnbctl: Gnbctl, drbs: list[int],
+                 rate_pps: float, percent: float):
+        self.topology, self.gnbctl = topology, gnbctl
+        self.frames = DownlinkFrames(drbs)
+        self.rate_pps = rate_pps
+        self.percent = percent
+        self.shifts: list[Shift] = []
+        self.result: RunResult | None = None
+
+    def __enter__(self) -> "TrafficRun":
+        links = self.topology.network.links
+        self.start_sns = self._sn_registers()
+        self.split_before = SplitCounters.read(self.topology)
+        self.captures = {role: Capture(links[role].netns.name, role,
+                                       self.topology.run_dir / f"{role}-{time.time_ns()}.pcap")
+                         for role in ("ran", "baas")}
+        self.sender = PacedSender(links["n3"].netns.name, "n3", self.frames, self.rate_pps).start()
+        return self
+
+    def _sn_registers(self) -> dict[int, tuple[int, int]]:
+        """Each DRB's next (PDCP, RLC) SN, read from the NIC that owns them."""
+        pdcp, rlc = (self.topology.nic.request({"cmd": "register_read", "register": name})["values"]
+                     for name in ("pdcp_tx_sn", "rlc_tx_sn"))
+        return {drb: (_int(pdcp[drb]), _int(rlc[drb])) for drb in set(self.frames.drbs)}
+
+    def run_for(self, seconds: float):
+        time.sleep(seconds)
+
+    def shift(self, percent: float) -> Shift:
+        """`gnbctl offload set percent` under traffic; measures when the
+        first moved DRB's packet takes its new path (from or to 0%/100%,
+        where that is visible in the NIC's port counters)."""
+        before = SplitCounters.read(self.topology)
+        invoked = time.monotonic()
+        self.gnbctl("offload", "set", str(percent))
+        shift = Shift(percent, self.percent, invoked, self.gnbctl.last_returned_at)
+        self.percent = percent
+        watch = "to_hosts" if shift.from_percent == 0 and percent > 0 else \
+            "kept" if shift.from_percent == 100 and percent < 100 else None
+        if watch is not None:
+            first = True
+            deadline = shift.returned_at + LATENCY_GIVE_UP_S
+            while time.monotonic() < deadline:
+                now = SplitCounters.read(self.topology)
+                if getattr(now, watch) > getattr(before, watch):
+                    shift.effective_before_return = first
+                    shift.effective_at = shift.returned_at if first else time.monotonic()
+                    break
+                first = False
+                time.sleep(LATENCY_POLL_S)
+        self.shifts.append(shift)
+        return shift
+
+    def __exit__(self, *exc):
+        sent = self.sender.stop()
+        time.sleep(DRAIN_S)
+        captured = {role: capture.stop() for role, capture in self.captures.items()}
+        if exc[0] is not None:
+            return
+        split_after = SplitCounters.read(self.topology)
+        split = SplitCounters(split_after.kept - self.split_before.kept,
+                              split_after.to_hosts - self.split_before.to_hosts)
+        expected = None
+        if not self.shifts:
+            expected = sum(1 for index in range(sent)
+                           if offloaded(self.frames.drb_of(index), self.percent))
+        check = check_downlink(self.frames, sent, captured["ran"].frames, captured["baas"].frames,
+                               self.start_sns)
+        self.result = RunResult(sent, check, self.shifts, split, expected,
+                                {role: c.kernel_drops for role, c in captured.items()},
+                                {t.name: t.stats() for t in self.topology.targets})
+
+
+def _int(value) -> int:
+    return int(value, 0) if isinstance(value, str) else int(value)
+
+
+def spread_drbs(n_drbs: int, n_active: int) -> list[int]:
+    """n_active DRBs spread evenly over 0 .. n_drbs-1 (all TEID buckets)."""
+    step = max(1, n_drbs // n_active)
+    return list(range(0, n_drbs, step))[:n_active]
