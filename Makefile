@@ -1,5 +1,6 @@
 # Entry points for a fresh Debian 12 machine (run as root):
-#   make demo    compile an example P4 program to a DPDK executable and run traffic through it
+#   make demo    the hybrid gNB: 1 NIC + 2 host processes in network namespaces, 65,536 DRBs,
+#                live offload shifts under traffic, every radio frame checked
 #   make test    the test suite (pytest, through the real DPDK executables)
 #   make bench   throughput against dpdk-testpmd; results in testbench/results/
 #   make nic-profile  check p4src/nic.p4 against the Agilio CX profile (docs/netronome.md)

@@ -32,3 +32,10 @@ class Gnbctl:
             raise GnbctlError(f"gnbctl {' '.join(map(str, args))} failed "
                               f"({result.returncode}): {result.stderr.strip()}")
         return json.loads(result.stdout) if result.stdout.strip() else None
+
+    def start_watch(self, log_path: Path) -> subprocess.Popen:
+        """`gnbctl run`: the controller in the foreground, watching the
+        targets (host failure and return); stop it with terminate()."""
+        log = open(log_path, "w")
+        return subprocess.Popen([str(GNBCTL), "--topology", str(self.topology), "run"],
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

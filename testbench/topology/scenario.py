@@ -5,6 +5,7 @@ captured. Shared by `make demo`, the tests and the benchmark."""
 from __future__ import annotations
 
 import math
+import random
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -165,7 +166,8 @@ def _int(value) -> int:
     return int(value, 0) if isinstance(value, str) else int(value)
 
 
-def spread_drbs(n_drbs: int, n_active: int) -> list[int]:
-    """n_active DRBs spread evenly over 0 .. n_drbs-1 (all TEID buckets)."""
-    step = max(1, n_drbs // n_active)
-    return list(range(0, n_drbs, step))[:n_active]
+def spread_drbs(n_drbs: int, n_active: int, seed: int = 1) -> list[int]:
+    """n_active of the DRBs 0 .. n_drbs-1, drawn at random (seeded): evenly
+    spaced ones would differ only in a few TEID bits, and CRC is linear, so
+    they could all fall into buckets of one parity (one host)."""
+    return sorted(random.Random(seed).sample(range(n_drbs), n_active))

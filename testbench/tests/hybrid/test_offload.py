@@ -21,6 +21,9 @@ def test_fixed_split(hybrid, percent):
     assert result.split.kept == result.sent - result.expected_to_hosts
     if percent == 50:
         assert 0.3 < result.split.to_hosts / result.sent < 0.7
+    if percent > 0:     # the VF buckets spread the offloaded DRBs over both hosts
+        host_rx = [result.target_stats[h.name]["ports"][0]["rx"] for h in hybrid.topology.hosts]
+        assert all(rx > 0 for rx in host_rx), host_rx
 
 
 def test_live_shifts_0_100_30(hybrid):
