@@ -23,8 +23,9 @@ DRAIN_S = 0.3          # after the last frame is sent: the pipeline, memif and v
 
 
 def offload_bucket(drb: int) -> int:
-    """nic.p4's offload bucket of a generated DRB: CRC-32 of its TEID mod 1024."""
-    return zlib.crc32((FIRST_TEID + drb).to_bytes(4, "big")) % OFFLOAD_BUCKETS
+    """nic.p4's offload bucket of a generated DRB: the top 10 bits of the
+    CRC-32 of its TEID (p4src/nic/offload.p4)."""
+    return zlib.crc32((FIRST_TEID + drb).to_bytes(4, "big")) >> 22
 
 
 def offloaded(drb: int, percent: float) -> bool:
