@@ -41,13 +41,16 @@ def _targets_table(result: RunResult) -> Table:
 
 def _shifts_table(result: RunResult) -> Table:
     table = Table(title="live shifts (gnbctl offload set under traffic)")
-    for column in ("from %", "to %", "gnbctl ms", "effective after return, ms"):
+    for column in ("from %", "to %", "gnbctl ms", "in effect after invocation, ms",
+                   "after return, ms"):
         table.add_column(column, justify="right")
     for shift in result.shifts:
         latency = "-" if shift.latency_ms is None else (
             "before return" if shift.effective_before_return else f"{shift.latency_ms:.2f}")
+        after_invocation = "-" if shift.effective_at is None else \
+            f"{shift.effective_after_invocation_ms:.1f}"
         table.add_row(f"{shift.from_percent:g}", f"{shift.percent:g}", f"{shift.command_ms:.0f}",
-                      latency)
+                      after_invocation, latency)
     return table
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -52,8 +53,11 @@ class Shift:
     from_percent: float
     invoked_at: float
     returned_at: float
-    effective_at: float | None = None    # first moved packet on its new path
-    effective_before_return: bool = False
+    effective_at: float | None = None    # first moved packet seen on its new path
+
+    @property
+    def effective_before_return(self) -> bool:
+        return self.effective_at is not None and self.effective_at <= self.returned_at
 
     @property
     def latency_ms(self) -> float | None:
@@ -64,6 +68,10 @@ class Shift:
         return max(0.0, (self.effective_at - self.returned_at) * 1e3)
 
     @property
+    def effective_after_invocation_ms(self) -> float | None:
+        return None if self.effective_at is None else (self.effective_at - self.invoked_at) * 1e3
+
+    @property
     def command_ms(self) -> float:
         return (self.returned_at - self.invoked_at) * 1e3
 
@@ -71,6 +79,8 @@ class Shift:
         return {"from_percent": self.from_percent, "percent": self.percent,
                 "gnbctl_ms": round(self.command_ms, 1),
                 "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 2),
+                "effective_after_invocation_ms": None if self.effective_at is None
+                else round(self.effective_after_invocation_ms, 1),
                 "effective_before_return": self.effective_before_return}
 
 
@@ -119,29 +129,36 @@ class TrafficRun:
         time.sleep(seconds)
 
     def shift(self, percent: float) -> Shift:
-        """`gnbctl offload set percent` under traffic; measures when the
-        first moved DRB's packet takes its new path (from or to 0%/100%,
-        where that is visible in the NIC's port counters)."""
-        before = SplitCounters.read(self.topology)
-        invoked = time.monotonic()
-        self.gnbctl("offload", "set", str(percent))
-        shift = Shift(percent, self.percent, invoked, self.gnbctl.last_returned_at)
-        self.percent = percent
+        """`gnbctl offload set percent` under traffic. From or to 0% / 100%,
+        where it shows in the NIC's port counters, a thread watches from
+        the moment gnbctl is invoked for the first moved packet on its new
+        path (gnbctl itself takes most of a second: Python, gRPC, arbitration)."""
+        shift = Shift(percent, self.percent, time.monotonic(), 0.0)
         watch = "to_hosts" if shift.from_percent == 0 and percent > 0 else \
             "kept" if shift.from_percent == 100 and percent < 100 else None
+        watcher = None
         if watch is not None:
-            first = True
-            deadline = shift.returned_at + LATENCY_GIVE_UP_S
-            while time.monotonic() < deadline:
-                now = SplitCounters.read(self.topology)
-                if getattr(now, watch) > getattr(before, watch):
-                    shift.effective_before_return = first
-                    shift.effective_at = shift.returned_at if first else time.monotonic()
-                    break
-                first = False
-                time.sleep(LATENCY_POLL_S)
+            before = SplitCounters.read(self.topology)
+            watcher = threading.Thread(target=self._watch, args=(shift, watch, before), daemon=True)
+        shift.invoked_at = time.monotonic()
+        if watcher is not None:
+            watcher.start()
+        self.gnbctl("offload", "set", str(percent))
+        shift.returned_at = self.gnbctl.last_returned_at
+        if watcher is not None:
+            watcher.join()
+        self.percent = percent
         self.shifts.append(shift)
         return shift
+
+    def _watch(self, shift: Shift, watch: str, before: SplitCounters):
+        # the only user of the NIC's control socket meanwhile: the main thread waits for gnbctl
+        deadline = shift.invoked_at + LATENCY_GIVE_UP_S + 5
+        while time.monotonic() < deadline:
+            if getattr(SplitCounters.read(self.topology), watch) > getattr(before, watch):
+                shift.effective_at = time.monotonic()
+                return
+            time.sleep(LATENCY_POLL_S)
 
     def __exit__(self, *exc):
         sent = self.sender.stop()
