@@ -37,9 +37,13 @@ class Tables:
         self.state_fields: list[str] = []       # their slots in packet_state
 
     def _looks_ahead(self, table: TableInfo) -> bool:
+        """Exact ingress tables keyed on header fields only: right after
+        parsing, a key on metadata would not yet hold what the table reads
+        (a wasted lookup, and a second one at the apply)."""
         keys = table.decl.keys
         return (table.control is self.ctx.bound.ingress and bool(keys)
-                and all(k.match_kind == "exact" for k in keys))
+                and all(k.match_kind == "exact" and _header_of(k.expr) is not None
+                        for k in keys))
 
     def lookahead_name(self, table: TableInfo) -> str:
         return f"{c_ident(table.name)}_lookahead"
@@ -122,16 +126,21 @@ class Tables:
                 w.line(f"t4p4s_store_be64({key} + {offset}, {storage_bytes(width)}, {v});")
 
 
+def _header_of(expr):
+    """The header expression a key field reads a field of, or None."""
+    node = expr
+    while isinstance(node, (ir.Member, ir.Slice)):
+        if isinstance(node, ir.Member) and isinstance(node.expr.type, T.TypeHeader):
+            return node.expr
+        node = node.expr
+    return None
+
+
 def _key_headers(table: TableInfo, ex) -> list[str]:
     """The C storage of every header a key field reads, once each."""
     found = []
     for element in table.decl.keys:
-        node = element.expr
-        while isinstance(node, (ir.Member, ir.Slice)):
-            if isinstance(node, ir.Member) and isinstance(node.expr.type, T.TypeHeader):
-                host = ex.locate(node.expr).c
-                if host not in found:
-                    found.append(host)
-                break
-            node = node.expr
+        host = ex.locate(_header_of(element.expr)).c
+        if host not in found:
+            found.append(host)
     return found
