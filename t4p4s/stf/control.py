@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -133,6 +134,18 @@ class RuntimeProcess:
 
     def request(self, request: dict) -> dict:
         return self.control.request(request)
+
+    def p4runtime_address(self, timeout: float = 10.0) -> str:
+        """HOST:PORT of the P4Runtime server (started with --p4runtime), as
+        the runtime prints it once it listens (port 0 picks a free one)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = re.search(r"P4Runtime server on (\S+):(\d+)",
+                              self.log_path.read_text(errors="replace"))
+            if found:
+                return f"{found.group(1)}:{found.group(2)}"
+            time.sleep(0.05)
+        raise StfError(f"no P4Runtime address in the log:\n{self.log_tail()}")
 
     def alive(self) -> bool:
         return self.process.poll() is None

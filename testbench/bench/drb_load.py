@@ -7,14 +7,12 @@ each run starts from an empty pipeline (`gnbctl pipeline push`)."""
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import subprocess
-import time
 from pathlib import Path
 
 from t4p4s.stf.compile_cache import compile_cached
-from t4p4s.stf.control import RuntimeProcess, test_eal_args
+from t4p4s.stf.control import RuntimeProcess, StfError, test_eal_args
 from testbench.bench.dpdk import BenchError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -22,15 +20,11 @@ GNBCTL = REPO_ROOT / "controller" / "bin" / "gnbctl"
 DRBS = 65536
 
 
-def _address(runtime: RuntimeProcess, timeout: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = re.search(r"P4Runtime server on (\S+):(\d+)",
-                          runtime.log_path.read_text(errors="replace"))
-        if found:
-            return f"{found.group(1)}:{found.group(2)}"
-        time.sleep(0.05)
-    raise BenchError(f"no P4Runtime address in the log:\n{runtime.log_tail()}")
+def _p4runtime_address(runtime: RuntimeProcess) -> str:
+    try:
+        return runtime.p4runtime_address()
+    except StfError as e:
+        raise BenchError(str(e)) from None
 
 
 def _gnbctl(topology: Path, *args) -> dict:
@@ -60,7 +54,7 @@ def measure(repeats: int, build_dir: Path) -> dict:
                                      build_dir / "runs" / f"drb-load-{role}")
             runtimes.append(runtime)
             lines += ["[[targets]]", f'name = "{role}0"', f'role = "{role}"',
-                      f'address = "{_address(runtime)}"',
+                      f'address = "{_p4runtime_address(runtime)}"',
                       f'p4info = "{builds[role].p4info_text_path}"']
         topology = build_dir / "drb_load_topology.toml"
         topology.write_text("\n".join(lines) + "\n")

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -59,17 +57,6 @@ class Target:
         return self.runtime.stop()
 
 
-def _listening_address(runtime: RuntimeProcess, timeout: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = re.search(r"P4Runtime server on (\S+):(\d+)",
-                          runtime.log_path.read_text(errors="replace"))
-        if found:
-            return f"{found.group(1)}:{found.group(2)}"
-        time.sleep(0.05)
-    raise AssertionError(f"no P4Runtime address in the log:\n{runtime.log_tail()}")
-
-
 @pytest.fixture
 def start_target(objects_build, cache_root):
     """start_target(vdevs=None, app_args=(), build=None) -> Target; stopped
@@ -86,7 +73,7 @@ def start_target(objects_build, cache_root):
             app += ["--device-id", str(device_id)]
         runtime = RuntimeProcess((build or objects_build).executable_path, eal, app,
                                  run_dir)
-        target = Target(runtime, _listening_address(runtime))
+        target = Target(runtime, runtime.p4runtime_address())
         started.append(target)
         return target
 
