@@ -1,7 +1,8 @@
 """The data-plane processes of the hybrid topology and their command lines.
 
-The NIC process (`nic.p4` build): P4 ports 0..2 are the PFs, net_af_packet
-on the veth ends in the root namespace (N3, radio, BaaS); then for host i
+The NIC process (`nic.p4` build): P4 ports 0..2 are the PFs (N3, radio,
+BaaS), any DPDK vdevs: net_af_packet on the veth ends in the root namespace
+for the functional tests, net_pcap/net_null for the benchmark; then for host i
 two net_memif servers: port 3+2i carries offloaded N3 frames to the host
 (the host's port 0), port 4+2i brings the host's radio frames back (the
 host's port 1). A host process (`host.p4` build) has only those two memif
@@ -58,6 +59,7 @@ class TargetSpec:
     device_id: int
     run_dir: Path
     hugepages: bool = False
+    extra_mbufs: int = 0      # mbufs a vdev keeps for itself (net_pcap's infinite_rx copy)
 
     @property
     def p4runtime_address(self) -> str:
@@ -76,20 +78,31 @@ class TargetSpec:
         return eal
 
     def app_args(self) -> list[str]:
-        return ["--governor", "nap", "--p4runtime", self.p4runtime_address,
+        args = ["--governor", "nap", "--p4runtime", self.p4runtime_address,
                 "--device-id", str(self.device_id)]
+        if self.extra_mbufs:
+            args += ["--mbufs", str(self.extra_mbufs)]
+        return args
 
 
-def nic_spec(executable: Path, run_dir: Path, pf_interfaces: list[str], memif_sockets: list[Path],
-             lcore: int, device_id: int = 1, hugepages: bool = False) -> TargetSpec:
+def af_packet_pf_vdevs(interfaces: list[str]) -> list[str]:
+    """The NIC's PFs on these interfaces, P4 port order."""
     # A deep ring: on two shared cores the NIC may wait tens of ms for its lcore.
-    vdevs = [f"net_af_packet{port},iface={iface},framecnt={AF_PACKET_FRAMES}"
-             for port, iface in enumerate(pf_interfaces)]
+    return [f"net_af_packet{port},iface={iface},framecnt={AF_PACKET_FRAMES}"
+            for port, iface in enumerate(interfaces)]
+
+
+def nic_spec(executable: Path, run_dir: Path, pf_vdevs: list[str], memif_sockets: list[Path],
+             lcore: int, device_id: int = 1, hugepages: bool = False,
+             extra_mbufs: int = 0) -> TargetSpec:
+    if len(pf_vdevs) != PF_PORTS:
+        raise ValueError(f"the NIC has {PF_PORTS} PFs (N3, radio, BaaS), not {len(pf_vdevs)}")
+    vdevs = list(pf_vdevs)
     for host, memif_socket in enumerate(memif_sockets):
         for memif_id, port in enumerate(nic_vf_ports(host)):
             vdevs.append(_memif(port, "server", memif_socket, memif_id))
     return TargetSpec("nic", executable, vdevs, lcore, free_tcp_port(), device_id,
-                      run_dir / "nic", hugepages)
+                      run_dir / "nic", hugepages, extra_mbufs)
 
 
 def host_spec(executable: Path, run_dir: Path, host_index: int, memif_socket: Path, lcore: int,

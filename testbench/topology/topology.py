@@ -5,6 +5,9 @@ manager, and the topology file gnbctl reads (controller/topology.py).
         topo.gnbctl_topology      # the TOML file for gnbctl --topology
         topo.nic, topo.hosts      # processes: stats(), kill(), restart()
         topo.network.links        # the namespaces: n3, ran, baas
+
+With `pf_vdevs` the NIC's PFs are those DPDK vdevs instead (the benchmark's
+net_pcap replay and net_null sinks) and no namespaces are made.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from t4p4s.stf.compile_cache import compile_cached
 from testbench.topology.namespaces import TopologyNetwork
-from testbench.topology.processes import Target, host_spec, nic_spec
+from testbench.topology.processes import Target, af_packet_pf_vdevs, host_spec, nic_spec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 P4SRC = REPO_ROOT / "p4src"
@@ -36,6 +39,10 @@ class TopologyConfig:
     nic_lcore: int = 0
     host_lcores: tuple[int, ...] = (1,)     # host i runs on host_lcores[i % len]
     hugepages: bool = False
+    # The NIC's PFs (N3, radio, BaaS) as DPDK vdevs; None: net_af_packet on
+    # veth pairs into the namespaces of TopologyNetwork.
+    pf_vdevs: tuple[str, ...] | None = None
+    nic_extra_mbufs: int = 0                # for a net_pcap PF that replays from memory
     run_root: Path = field(default_factory=lambda: REPO_ROOT / "build" / "topology")
 
 
@@ -83,11 +90,16 @@ class HybridTopology:
         shutil.rmtree(self.run_dir, ignore_errors=True)
         self.run_dir.mkdir(parents=True)
         self.socket_dir.mkdir(parents=True, exist_ok=True)
-        self.network = TopologyNetwork(self.tag)
+        if config.pf_vdevs is None:
+            self.network = TopologyNetwork(self.tag)
+            pf_vdevs = af_packet_pf_vdevs(self.network.pf_interfaces())
+        else:
+            pf_vdevs = list(config.pf_vdevs)
         memif_sockets = [self.socket_dir / f"host{i}.sock" for i in range(config.n_hosts)]
         self.nic = Target(nic_spec(Path(self.nic_build.executable_path), self.run_dir,
-                                   self.network.pf_interfaces(), memif_sockets,
-                                   config.nic_lcore, hugepages=config.hugepages))
+                                   pf_vdevs, memif_sockets, config.nic_lcore,
+                                   hugepages=config.hugepages,
+                                   extra_mbufs=config.nic_extra_mbufs))
         for i, memif_socket in enumerate(memif_sockets):
             lcore = config.host_lcores[i % len(config.host_lcores)]
             self.hosts.append(Target(host_spec(Path(self.host_build.executable_path),
