@@ -37,6 +37,12 @@ def _pcap_into_null_ports(pcap: Path) -> tuple[str, ...]:
 PCAP_REPLAY_MBUFS = N_EXACT_ENTRIES + 1024
 
 
+def gnb_downlink_vdevs(pcap: Path) -> tuple[str, ...]:
+    """The gNB's ports for the downlink benchmarks: N3 (0) replays the pcap
+    forever, the radio (1) and buffering-service (2) ports only transmit."""
+    return (f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0,no-rx=1", "net_null1,no-rx=1")
+
+
 class Workload:
     name: str
     description: str
@@ -137,8 +143,7 @@ class GnbDownlinkStep(CompiledWorkload):
                              if self.with_drbs else None)
 
     def vdevs(self, settings: Settings) -> tuple[str, ...]:
-        pcap = downlink_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES)
-        return (f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0,no-rx=1", "net_null1,no-rx=1")
+        return gnb_downlink_vdevs(downlink_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
 
     def entries(self) -> Path | None:
         return self.entries_path
