@@ -1,5 +1,6 @@
-"""The three views of one benchmark run: a printed table, bench.json and
-bench.png."""
+"""The views of one benchmark run: printed tables, bench.json, bench.png
+(the forwarding workloads) and bench_hybrid.png (the hybrid topology by
+offload percentage)."""
 
 import json
 from pathlib import Path
@@ -52,7 +53,9 @@ def l2fwd_verdict(measurements: list[Measurement]) -> dict:
 
 
 def write_json(path: Path, measurements: list[Measurement], machine: Machine, settings: dict,
-               peers_not_measured: dict[str, str], control_plane: dict | None = None) -> None:
+               peers_not_measured: dict[str, str], sections: dict | None = None) -> None:
+    """`sections`: the separately measured parts (drb_load, hybrid), each a
+    top-level key."""
     by_name = {m.name: m for m in measurements}
     document = {
         "machine": machine.as_json(),
@@ -72,7 +75,7 @@ def write_json(path: Path, measurements: list[Measurement], machine: Machine, se
         } for m in measurements],
         "l2fwd_target": l2fwd_verdict(measurements),
         "peers_not_measured": peers_not_measured,
-        **(control_plane or {}),
+        **(sections or {}),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n")
@@ -111,6 +114,48 @@ def write_png(path: Path, measurements: list[Measurement], machine: Machine) -> 
         axes.text(bar.get_width() + right * 0.01, bar.get_y() + bar.get_height() / 2, label,
                   va="center", fontsize=8)
     figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def print_hybrid_table(hybrid: dict, console: Console) -> None:
+    table = Table(title="hybrid topology: radio Mpps by offload % (NIC + host processes)")
+    table.add_column("placement", justify="left", no_wrap=True)
+    for percent in hybrid["offload_percents"]:
+        table.add_column(f"{percent:g}%", justify="right", no_wrap=True)
+    for configuration in hybrid["configurations"]:
+        table.add_row(configuration["label"], *(f"{point['radio_mpps']:.2f}"
+                                                for point in configuration["points"]))
+    console.print(table)
+
+
+def write_hybrid_png(path: Path, hybrid: dict, machine: Machine) -> None:
+    """Paper 001 Fig. 9's analog: one line per placement of the host
+    processes, x the offload percentage, y the radio rate."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paper = hybrid["paper_001_fig9"]
+    figure, axes = plt.subplots(figsize=(8, 5))
+    for configuration in hybrid["configurations"]:
+        points = configuration["points"]
+        axes.plot([p["offload_percent"] for p in points], [p["radio_mpps"] for p in points],
+                  marker="o", label=configuration["label"])
+    axes.set_xlabel("DRBs offloaded to the host processes (%)")
+    axes.set_ylabel("radio frames out of the NIC (Mpps)")
+    axes.set_xticks(hybrid["offload_percents"])
+    axes.set_ylim(bottom=0)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=8, loc="lower left")
+    axes.set_title(f"hybrid gNB downlink, {machine.online_cpus} cores ({machine.cpu_model})\n"
+                   f"paper 001 Fig. 9: {paper['smartnic_alone_mpps']:g} Mpps SmartNIC alone, "
+                   f"{paper['offload_100_percent_8_cores_mpps']:g} Mpps at 100% offload "
+                   f"with 8 x86 cores", fontsize=9)
+    figure.text(0.01, 0.01, "saturated rate under an unbounded net_pcap replay (paper 001: no-drop "
+                "rate); per-process rates and drops in bench.json \"hybrid\"", fontsize=7)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
     plt.close(figure)

@@ -1,27 +1,32 @@
 """`make bench`: every workload measured in the same run on the same lcore,
-results printed and written to testbench/results/bench.{json,png}.
+then the sections measured apart (drb_load: gnbctl's DRB load; hybrid: the
+hybrid topology by offload percentage); results printed and written to
+testbench/results/bench.{json,png} and bench_hybrid.png.
 
-Exit status: 0 when every workload was measured and the compiled L2 forward
-reaches its target share of testpmd; 1 otherwise."""
+Exit status: 0 when everything selected was measured and the compiled L2
+forward reaches its target share of testpmd; 1 otherwise."""
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 
-from testbench.bench import drb_load
+from testbench.bench import drb_load, hybrid
 from testbench.bench.dpdk import BenchError
 from testbench.bench.machine import describe_machine
-from testbench.bench.report import l2fwd_verdict, print_table, write_json, write_png
+from testbench.bench.report import (l2fwd_verdict, print_hybrid_table, print_table, write_hybrid_png,
+                                    write_json, write_png)
 from testbench.bench.sample import Measurement
 from testbench.bench.workloads import ALL_WORKLOADS, PEERS_NOT_MEASURED, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+SECTIONS = ("drb_load", "hybrid")      # measured apart from the forwarding workloads
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
-    names = [w.name for w in ALL_WORKLOADS]
+    names = [w.name for w in ALL_WORKLOADS] + list(SECTIONS)
     parser = argparse.ArgumentParser(prog="python -m testbench.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3, help="runs per workload; the median is reported")
@@ -29,7 +34,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--lcore", type=int, default=1, help="the forwarding lcore")
     parser.add_argument("--control-lcore", type=int, default=0, help="testpmd's main (non-forwarding) lcore")
     parser.add_argument("--only", nargs="+", choices=names, metavar="NAME",
-                        help=f"measure only these workloads ({', '.join(names)})")
+                        help=f"measure only these workloads and sections ({', '.join(names)})")
     parser.add_argument("--build-dir", type=Path, default=REPO_ROOT / "build" / "bench")
     parser.add_argument("--results-dir", type=Path, default=REPO_ROOT / "testbench" / "results")
     args = parser.parse_args(argv)
@@ -40,6 +45,15 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _measure_section(name: str, measure: Callable[[], dict], console: Console) -> dict:
+    """The section's results, or {"skipped": why} when it could not be measured."""
+    try:
+        return measure()
+    except BenchError as e:
+        console.print(f"[red]{name}: {e}[/]")
+        return {"skipped": str(e).splitlines()[0]}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     # Logs and CI are not terminals; rich would wrap the table at 80 columns.
@@ -47,7 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     machine = describe_machine()
     settings = Settings(lcore=args.lcore, control_lcore=args.control_lcore, duration_s=args.duration,
                         tsc_hz=machine.tsc_hz, build_dir=args.build_dir)
-    workloads = [w() for w in ALL_WORKLOADS if not args.only or w.name in args.only]
+
+    def selected(name: str) -> bool:
+        return not args.only or name in args.only
+
+    workloads = [w() for w in ALL_WORKLOADS if selected(w.name)]
     measurements = {w.name: Measurement(w.name, w.description, [], w.baseline) for w in workloads}
 
     ready = []
@@ -75,28 +93,40 @@ def main(argv: list[str] | None = None) -> int:
             measurements[workload.name].samples.append(sample)
             console.print(f"    {sample.pps / 1e6:.2f} Mpps, {sample.cycles_per_packet:.1f} cycles/packet")
 
-    console.print("[bold]measuring[/] drb_load (gnbctl, two P4Runtime targets)")
-    try:
-        control_plane = {"drb_load": drb_load.measure(args.repeats, args.build_dir)}
-        console.print(f"    {control_plane['drb_load']['median_seconds']:.3f} s, entries/s per "
-                      f"target {control_plane['drb_load']['median_entries_per_s_per_target']}")
-    except BenchError as e:
-        control_plane = {"drb_load": {"skipped": str(e).splitlines()[0]}}
-        console.print(f"[red]drb_load: {e}[/]")
+    sections = {}
+    if selected("drb_load"):
+        console.print("[bold]measuring[/] drb_load (gnbctl, two P4Runtime targets)")
+        sections["drb_load"] = _measure_section(
+            "drb_load", lambda: drb_load.measure(args.repeats, args.build_dir), console)
+        if "skipped" not in sections["drb_load"]:
+            console.print(f"    {sections['drb_load']['median_seconds']:.3f} s, entries/s per "
+                          f"target {sections['drb_load']['median_entries_per_s_per_target']}")
+    if selected("hybrid"):
+        console.print("[bold]measuring[/] hybrid (NIC + host processes, offload "
+                      f"{', '.join(f'{p}%' for p in hybrid.OFFLOAD_PERCENTS)})")
+        sections["hybrid"] = _measure_section("hybrid", lambda: hybrid.measure(args.build_dir),
+                                              console)
 
     results = list(measurements.values())
     run_settings = {"forwarding_lcore": args.lcore, "testpmd_main_lcore": args.control_lcore,
                     "repeats": args.repeats, "duration_s": args.duration, "hugepages": True,
                     "frame_bytes": 64}
-    print_table(results, machine, console)
+    if results:
+        print_table(results, machine, console)
     json_path = args.results_dir / "bench.json"
-    png_path = args.results_dir / "bench.png"
-    write_json(json_path, results, machine, run_settings, PEERS_NOT_MEASURED, control_plane)
-    write_png(png_path, results, machine)
-    console.print(f"wrote {json_path} and {png_path}")
+    write_json(json_path, results, machine, run_settings, PEERS_NOT_MEASURED, sections)
+    written = [json_path]
+    if results:
+        written.append(args.results_dir / "bench.png")
+        write_png(written[-1], results, machine)
+    if "hybrid" in sections and "skipped" not in sections["hybrid"]:
+        print_hybrid_table(sections["hybrid"], console)
+        written.append(args.results_dir / "bench_hybrid.png")
+        write_hybrid_png(written[-1], sections["hybrid"], machine)
+    console.print(f"wrote {', '.join(map(str, written))}")
 
     all_measured = all(m.samples and not m.skipped for m in results) \
-        and "skipped" not in control_plane["drb_load"]
+        and not any("skipped" in section for section in sections.values())
     verdict = l2fwd_verdict(results)
     target_applies = {verdict["measurement"], verdict["baseline"]} <= measurements.keys()
     if verdict["ratio"] is not None:
