@@ -11,6 +11,8 @@ from testbench.bench.gnb_entries import write_drb_entries
 from testbench.bench.gnb_traffic import downlink_pcap
 from testbench.bench.exact_entries import write_exact_entries
 from testbench.bench.sample import Sample
+from testbench.bench.swx import measure_swx
+from testbench.bench.swx_app import prepare_swx_app
 from testbench.bench.testpmd import measure_testpmd
 from testbench.bench.traffic import distinct_keys_pcap
 
@@ -98,6 +100,22 @@ class L2fwdNull(CompiledWorkload):
         return NULL_PORTS
 
 
+class SwxL2fwdMacswpNull(Workload):
+    """DPDK's own P4 target as a peer: its SWX pipeline example app running
+    the example's l2fwd_macswp.spec (MAC swap, port 0 <-> 1) unchanged."""
+    name = "swx_l2fwd_macswp_null"
+    description = "DPDK SWX pipeline example, l2fwd_macswp.spec, 2 x net_null"
+    baseline = TestpmdMacswapNull.name
+
+    def prepare(self, settings: Settings) -> None:
+        self.app = prepare_swx_app(settings.build_dir / "swx")
+
+    def measure(self, settings: Settings, repeat: int) -> Sample:
+        return measure_swx(self.app, "l2fwd_macswp.spec", settings.lcore, settings.control_lcore,
+                           NULL_PORTS, settings.duration_s, settings.tsc_hz,
+                           settings.build_dir / "runs" / f"{self.name}.{repeat}")
+
+
 class PcapReplayWorkload(CompiledWorkload):
     """A compiled program fed with N_EXACT_ENTRIES distinct frames that
     net_pcap replays from memory into a net_null port."""
@@ -183,13 +201,8 @@ class GnbFullDownlink(GnbDownlinkStep):
 
 
 GNB_STEPS_WORKLOADS = (GnbL2fwd, GnbDecap, GnbRadioHeaders, GnbDrbTable, GnbFullDownlink)
-ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, L2fwdPcap, ExactTablePcap, *GNB_STEPS_WORKLOADS)
+ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, SwxL2fwdMacswpNull, L2fwdPcap, ExactTablePcap, *GNB_STEPS_WORKLOADS)
 
 # Peers considered for the comparison and why they are not measured
 # (recorded in bench.json so that a reader sees the omission).
-PEERS_NOT_MEASURED = {
-    "dpdk_swx_pipeline_l2fwd_macswp": (
-        "DPDK 22.11's SWX pipeline example turns its .spec into C and compiles that C at run time "
-        "('pipeline libbuild'), which includes rte_swx_pipeline_internal.h from the DPDK source tree; "
-        "Debian's libdpdk-dev does not install that header, so the example cannot run from packages"),
-}
+PEERS_NOT_MEASURED: dict[str, str] = {}
