@@ -151,7 +151,8 @@ class RuntimeProcess:
         return self.process.poll() is None
 
     def log_tail(self, lines: int = 30) -> str:
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         try:
             text = self.log_path.read_text(errors="replace").splitlines()
         except OSError:
