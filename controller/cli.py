@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from controller import counters, drbs, offload, status, targets, topology
+from controller import counters, drbs, offload, status, targets, topology, watch
 from controller.errors import GnbctlError
 
 
@@ -63,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     marker = off_sub.add_parser("marker", help="marker-mode IPv4 Identifications")
     marker.add_argument("op", choices=("add", "del"))
     marker.add_argument("id", type=lambda s: int(s, 0))
+
+    run = sub.add_parser("run", help="watch the hosts until stopped: a dead host's share "
+                                     "returns to its NIC, a returning host is provisioned "
+                                     "and gets its share back")
+    run.add_argument("--interval", type=float, default=watch.DEFAULT_INTERVAL_S,
+                     help="seconds between probes (default %(default)s)")
     return p
 
 
@@ -207,8 +214,10 @@ async def _run(args, out: Output):
         async with targets.session(topo, nics) as connected:
             hosts = {t.name: topo.hosts_behind(t.name) for t in connected}
             if args.action == "set":
+                # a dead host gets no buckets (as `gnbctl run` would leave it)
+                live = await targets.live_hosts([h for hs in hosts.values() for h in hs])
                 result = await targets.on_every(
-                    connected, lambda t: offload.set_ratio(t, args.percent, hosts[t.name]))
+                    connected, lambda t: offload.set_ratio(t, args.percent, hosts[t.name], live))
                 for r in result:
                     out.note(f"{r['target']}: {r['percent']:g}% = {r['buckets']} of "
                              f"{offload.OFFLOAD_BUCKETS} buckets (+{r['inserted']} "
@@ -232,6 +241,23 @@ async def _run(args, out: Output):
                 connected, lambda t: offload.marker(t, args.op == "add", args.id))
             out.note(f"marker {args.id} {'added' if args.op == 'add' else 'deleted'}")
             return {"marker": args.id, "op": args.op}
+
+    if args.command == "run":
+        if not topo.nics():
+            raise GnbctlError("no NIC target in the topology: nothing to watch")
+        if args.interval <= 0:
+            raise GnbctlError("--interval must be positive")
+
+        def report(event: watch.Event):
+            if out.as_json:
+                print(json.dumps(event.__dict__), flush=True)
+            else:
+                out.console.print(event.line(), highlight=False)
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+        await watch.Watcher(topo, args.interval, report).run(stop)
+        return None
     raise AssertionError(cmd)
 
 

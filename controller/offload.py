@@ -24,10 +24,14 @@ def ratio_buckets(percent: float) -> set[int]:
 
 
 def vf_assignment(hosts, live: set[str] | None = None) -> dict[int, int | None]:
-    """Bucket -> the NIC port of its host, round-robin over the live hosts
-    (None: no live host, the bucket stays on the NIC)."""
-    alive = [h for h in hosts if live is None or h.name in live]
-    return {b: alive[b % len(alive)].vf_port if alive else None for b in range(VF_BUCKETS)}
+    """Bucket -> the NIC port of its host. Buckets are dealt round-robin
+    over the topology's hosts, so a bucket's host never changes; a bucket
+    whose host is not live (None) stays on the NIC, and the other hosts'
+    load does not move."""
+    if not hosts:
+        return {b: None for b in range(VF_BUCKETS)}
+    owners = {b: hosts[b % len(hosts)] for b in range(VF_BUCKETS)}
+    return {b: h.vf_port if live is None or h.name in live else None for b, h in owners.items()}
 
 
 def _require(target, table: str):
@@ -62,7 +66,9 @@ async def host_return_updates(target, hosts) -> list:
             if h.vf_port + 1 not in installed]
 
 
-async def set_ratio(target, percent: float, hosts) -> dict:
+async def set_ratio(target, percent: float, hosts, live: set[str] | None = None) -> dict:
+    """Ratio mode at `percent`; VF buckets of hosts not in `live` stay on
+    the NIC."""
     _require(target, "offload_bucket")
     wanted = ratio_buckets(percent)
     installed = {e.match["bucket"] for e in await _table_entries(target, "offload_bucket")}
@@ -78,7 +84,9 @@ async def set_ratio(target, percent: float, hosts) -> dict:
         notes.append(f"{target.name}: no host is behind this NIC in the topology: "
                      "offloaded buckets have nowhere to go")
     elif target.has_table("vf_bucket"):
-        updates += await vf_updates(target, vf_assignment(hosts))
+        notes += [f"{h.name} does not answer at {h.address}: its share stays on {target.name}"
+                  for h in hosts if live is not None and h.name not in live]
+        updates += await vf_updates(target, vf_assignment(hosts, live))
         updates += await host_return_updates(target, hosts)
     else:
         notes.append(f"{target.name}: this P4 program has no table vf_bucket: "

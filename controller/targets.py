@@ -27,6 +27,11 @@ _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 << 20),
                     ("grpc.max_send_message_length", 256 << 20)]
 _WRITE_METHOD = "/p4.v1.P4Runtime/Write"
 RPC_TIMEOUT = 60.0
+PROBE_TIMEOUT_S = 0.25
+# a new channel per probe: a kept channel to a target that died waits out
+# gRPC's reconnect backoff (up to minutes) before it sees the target again
+_PROBE_CHANNEL_OPTIONS = [("grpc.initial_reconnect_backoff_ms", 50),
+                          ("grpc.max_reconnect_backoff_ms", 200)]
 
 
 @dataclass
@@ -169,3 +174,24 @@ async def on_every(targets, action) -> list:
         error.exit_code = max(e.exit_code for e in errors)
         raise error
     return outcomes
+
+
+async def probe(config: TargetConfig, timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """Whether the target's P4Runtime server answers Capabilities in time
+    (no session, no arbitration: it disturbs no other controller)."""
+    async with grpc.aio.insecure_channel(config.address, options=_PROBE_CHANNEL_OPTIONS) as ch:
+        capabilities = ch.unary_unary(
+            "/p4.v1.P4Runtime/Capabilities",
+            request_serializer=p4r.CapabilitiesRequest.SerializeToString,
+            response_deserializer=p4r.CapabilitiesResponse.FromString)
+        try:
+            await capabilities(p4r.CapabilitiesRequest(), timeout=timeout)
+        except grpc.aio.AioRpcError:
+            return False
+    return True
+
+
+async def live_hosts(hosts: list[TargetConfig]) -> set[str]:
+    """The names of the hosts that answer now (probed concurrently)."""
+    answers = await asyncio.gather(*(probe(h) for h in hosts))
+    return {h.name for h, alive in zip(hosts, answers) if alive}

@@ -24,24 +24,46 @@ def generated_drb(i: int) -> DlDrb:
                  pdcp_sn18=True, default_qfi=9, ue_mac=f"02:00:00:00:00:{i:02x}")
 
 
-@pytest.fixture
-def live_nic(start_target, gnb_builds, tmp_path):
-    """(topology, PortCapture): the NIC with 5 ports on veths, host0 behind it."""
+def _nic_on_veths(start_target, gnb_builds, tmp_path, host_address: str):
+    """(topology, PortCapture, VethPorts): the NIC with 5 ports on veths
+    (the VF pair is captured, not a host's), host0 at host_address."""
     veths = VethPorts(5)
     capture = PortCapture(veths.pairs)
     try:
         nic = start_target(vdevs=[f"net_af_packet{p},iface={pair.dp}"
                                   for p, pair in enumerate(veths.pairs)],
                            build=gnb_builds["nic"])
-        topology = write_topology(tmp_path / "topology.toml", [
-            {"name": "nic0", "role": "nic", "address": nic.address,
-             "p4info": gnb_builds["nic"].p4info_text_path},
-            {"name": "host0", "role": "host", "address": "127.0.0.1:1", "nic": "nic0",
-             "vf": 0}])
-        yield topology, capture
-    finally:
+    except BaseException:
         capture.close()
         veths.close()
+        raise
+    topology = write_topology(tmp_path / "topology.toml", [
+        {"name": "nic0", "role": "nic", "address": nic.address,
+         "p4info": gnb_builds["nic"].p4info_text_path},
+        {"name": "host0", "role": "host", "address": host_address, "nic": "nic0", "vf": 0}])
+    return topology, capture, veths
+
+
+@pytest.fixture
+def live_nic(start_target, gnb_builds, tmp_path):
+    """(topology, PortCapture): the NIC on veths; host0 is a host process
+    that answers P4Runtime (gnbctl gives buckets only to live hosts)."""
+    host = start_target(vdevs=["net_null0,no-rx=1", "net_null1,no-rx=1"],
+                        build=gnb_builds["host"])
+    topology, capture, veths = _nic_on_veths(start_target, gnb_builds, tmp_path, host.address)
+    yield topology, capture
+    capture.close()
+    veths.close()
+
+
+@pytest.fixture
+def nic_with_dead_host(start_target, gnb_builds, tmp_path):
+    """(topology, PortCapture): the NIC on veths; nothing answers at host0's address."""
+    topology, capture, veths = _nic_on_veths(start_target, gnb_builds, tmp_path,
+                                             "127.0.0.1:1")
+    yield topology, capture
+    capture.close()
+    veths.close()
 
 
 def receive(capture: PortCapture, port: int, count: int, timeout: float = 10.0):
@@ -91,3 +113,21 @@ def test_counters_and_a_live_offload_shift(live_nic, gnbctl):
     code, out = gnbctl(topology, *nic_only, "counters")
     assert {int(i): c["packets"] for i, c in out["result"][0]["downlink"]["per_drb"].items()} \
         == {d.drb_index: c["packets"] for d, c in zip(drbs, per_drb.values())}
+
+
+def test_offload_set_keeps_a_dead_hosts_share_on_the_nic(nic_with_dead_host, gnbctl):
+    topology, capture = nic_with_dead_host
+    nic_only = ["--target", "nic0"]
+    assert gnbctl(topology, *nic_only, "pipeline", "push")[0] == 0
+    assert gnbctl(topology, *nic_only, "drb", "load", "--count", N_DRBS)[0] == 0
+    code, out = gnbctl(topology, "offload", "set", 100)
+    assert code == 0 and out["result"][0]["buckets"] == 1024
+
+    packets = [DownlinkPacket(generated_drb(i % N_DRBS), bytes([i]) * 40) for i in range(16)]
+    for packet in packets:
+        capture.send(N3, packet.n3_frame())
+    assert receive(capture, RADIO, len(packets)) == \
+        expected_downlink(packets, SequenceNumbers())
+    assert capture.snapshot()[VF0] == []
+    code, out = gnbctl(topology, *nic_only, "offload", "show")
+    assert code == 0 and out["result"][0]["hosts"]["host0"]["vf_buckets"] == 0
