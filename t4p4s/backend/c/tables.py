@@ -37,13 +37,16 @@ class Tables:
         self.state_fields: list[str] = []       # their slots in packet_state
 
     def _looks_ahead(self, table: TableInfo) -> bool:
-        """Exact ingress tables keyed on header fields only: right after
-        parsing, a key on metadata would not yet hold what the table reads
-        (a wasted lookup, and a second one at the apply)."""
+        """Exact ingress tables keyed on fields of the headers the parser
+        filled (the ingress's own parameters) only: right after parsing, a
+        key on metadata would not yet hold what the table reads (a wasted
+        lookup, and a second one at the apply), and the copy of the headers
+        an inlined sub-control works on is not even initialised yet."""
+        ingress = self.ctx.bound.ingress
         keys = table.decl.keys
-        return (table.control is self.ctx.bound.ingress and bool(keys)
+        return (table.control is ingress and bool(keys)
                 and all(k.match_kind == "exact" and _header_of(k.expr) is not None
-                        for k in keys))
+                        and _root_decl(k.expr) in ingress.params for k in keys))
 
     def lookahead_name(self, table: TableInfo) -> str:
         return f"{c_ident(table.name)}_lookahead"
@@ -134,6 +137,14 @@ def _header_of(expr):
             return node.expr
         node = node.expr
     return None
+
+
+def _root_decl(expr):
+    """The declaration a path like ``a.b[i].c[7:0]`` starts from."""
+    node = expr
+    while isinstance(node, (ir.Member, ir.Slice, ir.ArrayIndex)):
+        node = node.expr
+    return node.decl if isinstance(node, ir.PathExpr) else None
 
 
 def _key_headers(table: TableInfo, ex) -> list[str]:

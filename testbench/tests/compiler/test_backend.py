@@ -31,6 +31,18 @@ def test_sub_control_applied_once_uses_alias_free_arguments_in_place(tmp_path):
     assert "ingress_overlapping_hdr" in c and "ingress_overlapping_amount" in c
 
 
+def test_only_tables_keyed_on_the_parsed_headers_are_looked_up_ahead(tmp_path):
+    """A sub-control applied twice works on a copy of the headers made at
+    its apply: right after parsing that copy holds nothing yet (reading it
+    crashed sub_control.stf); tables on the parsed headers stay looked up
+    ahead."""
+    programs = {p.stem: p for p in STF_PROGRAMS}
+    copied = compile_program(programs["sub_control"], tmp_path / "a", build=False)
+    assert "_lookahead" not in copied.c_path.read_text()
+    in_place = compile_program(programs["table_exact"], tmp_path / "b", build=False)
+    assert "_lookahead_key(&s[i]" in in_place.c_path.read_text()
+
+
 def test_output_is_deterministic(tmp_path):
     program = STF_PROGRAMS[0]
     a = compile_program(program, tmp_path / "a", build=False).c_path.read_text()
