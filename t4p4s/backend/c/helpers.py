@@ -112,7 +112,8 @@ struct p4_emitted {
  * scratch bytes (so no destination overwrites another header's source),
  * the header region grows or shrinks at the front of the mbuf, then every
  * header not in place is copied there.  Parsed bytes that no emitted
- * header covers disappear. */
+ * header covers disappear.  rte_memcpy, not memcpy: the sizes are known
+ * only here, and libc's memcpy is a call per header. */
 static inline bool
 p4_deparse_move(struct rte_mbuf *m, uint32_t payload_offset,
 		const struct p4_emitted *e, unsigned n, uint32_t len)
@@ -123,7 +124,7 @@ p4_deparse_move(struct rte_mbuf *m, uint32_t payload_offset,
 
 	for (i = 0; i < n; at += e[i].size, i++) {
 		if (*e[i].p != at && *e[i].p != e[i].scratch) {
-			memcpy(e[i].scratch, *e[i].p, e[i].size);
+			rte_memcpy(e[i].scratch, *e[i].p, e[i].size);
 			*e[i].p = e[i].scratch;
 		}
 	}
@@ -137,7 +138,7 @@ p4_deparse_move(struct rte_mbuf *m, uint32_t payload_offset,
 	at = payload - len;
 	for (i = 0; i < n; at += e[i].size, i++) {
 		if (*e[i].p != at) {
-			memcpy(at, *e[i].p, e[i].size);
+			rte_memcpy(at, *e[i].p, e[i].size);
 			*e[i].p = at;
 		}
 	}

@@ -1,6 +1,7 @@
 #include <errno.h>
 
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 
 #include "clone.h"
 #include "runtime.h"
@@ -43,10 +44,33 @@ t4p4s_clone_session_clear(uint32_t session)
 	return 0;
 }
 
+/* A one-segment packet that fits one mbuf is copied inline: rte_pktmbuf_copy
+ * walks segments and copies offload metadata a clone does not need, and was
+ * most of the cost of the gNB's copy to the buffering service. */
+static inline struct rte_mbuf *
+copy_contiguous(struct rte_mempool *pool, const struct rte_mbuf *m)
+{
+	struct rte_mbuf *copy = rte_pktmbuf_alloc(pool);
+	if (unlikely(copy == NULL))
+		return NULL;
+	uint16_t len = rte_pktmbuf_data_len(m);
+	if (unlikely(len > rte_pktmbuf_tailroom(copy))) {
+		rte_pktmbuf_free(copy);
+		return rte_pktmbuf_copy(m, pool, 0, UINT32_MAX);
+	}
+	rte_memcpy(rte_pktmbuf_mtod(copy, void *), rte_pktmbuf_mtod(m, const void *), len);
+	copy->data_len = len;
+	copy->pkt_len = len;
+	copy->port = m->port;
+	return copy;
+}
+
 struct rte_mbuf *
 t4p4s_clone_packet(struct t4p4s_lcore *lc, const struct rte_mbuf *m)
 {
-	struct rte_mbuf *copy = rte_pktmbuf_copy(m, lc->pool, 0, UINT32_MAX);
+	struct rte_mbuf *copy = likely(rte_pktmbuf_is_contiguous(m))
+		? copy_contiguous(lc->pool, m)
+		: rte_pktmbuf_copy(m, lc->pool, 0, UINT32_MAX);
 	if (unlikely(copy == NULL))
 		lc->drops[T4P4S_DROP_CLONE_FAILED]++;
 	return copy;
