@@ -116,8 +116,9 @@ def _port_roles(name: str, n_hosts: int) -> dict[int, str]:
 
 
 def _empty_poll_shares(before: dict, after: dict) -> dict[int, float | None]:
-    """Port -> the share of its rx polls that found nothing: near 0 on every
-    port, the process is busy all the time (saturated)."""
+    """Port -> the share of its rx polls that found nothing. Near 0: the
+    process never catches up with that port. An empty poll costs far less
+    than a full burst, so a high share does not mean as much idle time."""
     def totals(stats):
         polls: dict[int, list[int]] = {}
         for lcore in stats["lcores"]:
