@@ -246,8 +246,8 @@ def measure(build_dir: Path) -> dict:
             "port carries an equal number of AM copies, not counted); the offered load is "
             "unbounded, so this is the saturated rate: frames the hosts cannot take are "
             "dropped on the NIC's VF ports (to_hosts_dropped_mpps, the NIC's tx_full drops). "
-            "A host's clone_failed drops are by design: the NIC makes the AM copies of host-built "
-            "frames, hosts have no clone session"),
+            "A host's clone_no_session count is by design (no copy is made): the NIC makes the "
+            "AM copies of host-built frames, hosts have no clone session"),
         "offload_percents": list(OFFLOAD_PERCENTS),
         "warmup_s": WARMUP_S,
         "window_s": WINDOW_S,

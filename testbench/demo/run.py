@@ -101,8 +101,8 @@ def main() -> int:
         return 1
     for table in (_targets_table(result), _shifts_table(result), _check_table(result)):
         console.print(table)
-    console.print("Hosts count every downlink frame as clone_failed: the contract gives them no "
-                  "clone session, since the NIC makes the BaaS copy after numbering the frame.")
+    console.print("Hosts count every downlink frame as clone_no_session: the contract gives them "
+                  "no clone session, since the NIC makes the BaaS copy after numbering the frame.")
     for problem in result.check.problems[:10]:
         console.print(f"  [red]{problem}[/]")
     slow = [s for s in result.shifts if s.latency_ms is not None

@@ -174,7 +174,7 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
     if ctx.clone_kinds:
         w.line("static void clone_to_egress(struct packet_state *s, struct rte_mbuf *copy,")
         w.line("\t\t\t    const struct clone_request *req, uint32_t instance_type,")
-        w.line("\t\t\t    bool deparsed);")
+        w.line("\t\t\t    bool deparsed, uint32_t port, uint32_t truncate);")
         w.line()
     w.line("/* egress, computeChecksum, deparser, transmit; `is_clone` stops "
            "clones of clones. */")
@@ -190,10 +190,12 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
                     w.line(f"bool deparsed = {deparser}(s);")
                 else:
                     w.line("bool deparsed = false;")
-                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m);")
+                w.line("uint32_t port, truncate;")
+                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m, "
+                       "s->clone_e2e.session, &port, &truncate);")
                 w.line("if (copy != NULL)")
                 w.line(f"\tclone_to_egress(s, copy, &s->clone_e2e, {INSTANCE_EGRESS_CLONE}, "
-                       "deparsed);")
+                       "deparsed, port, truncate);")
         else:
             w.line("(void)is_clone;     /* the program makes no E2E clones */")
         with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
@@ -234,11 +236,13 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
             with w.block("if (unlikely(s->clone_i2e.requested))"):
                 w.line("/* the mbuf has the received layout (the deparser has not "
                        "run); its header bytes come back from the parser's snapshot */")
-                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m);")
+                w.line("uint32_t port, truncate;")
+                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m, "
+                       "s->clone_i2e.session, &port, &truncate);")
                 with w.block("if (copy != NULL)"):
                     w.line("restore_received(s, copy);")
                     w.line(f"clone_to_egress(s, copy, &s->clone_i2e, {INSTANCE_INGRESS_CLONE}, "
-                           "false);")
+                           "false, port, truncate);")
         with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
             w.line("t4p4s_drop(s->lc, s->m, T4P4S_DROP_PIPELINE);")
             w.line("return;")
@@ -291,13 +295,9 @@ def _clone_to_egress(ctx, parser: str, std_fields: set, w) -> None:
            "kept out of line. */")
     w.line("static __rte_noinline void")
     w.line("clone_to_egress(struct packet_state *s, struct rte_mbuf *copy,")
-    w.line("\t\tconst struct clone_request *req, uint32_t instance_type, bool deparsed)")
+    w.line("\t\tconst struct clone_request *req, uint32_t instance_type, bool deparsed,")
+    w.line("\t\tuint32_t port, uint32_t truncate)")
     with w.block(""):
-        w.line("uint32_t truncate = 0;")
-        w.line("int32_t port = t4p4s_clone_session_port(req->session, &truncate);")
-        with w.block("if (port < 0)"):
-            w.line("t4p4s_drop(s->lc, copy, T4P4S_DROP_CLONE_FAILED);")
-            w.line("return;")
         w.line("struct packet_state c;")
         w.line("c.lc = s->lc;")
         w.line("c.m = copy;")
@@ -324,7 +324,7 @@ def _clone_to_egress(ctx, parser: str, std_fields: set, w) -> None:
             headers.copy("c.hdr", "s->hdr", b.headers_type, ctx.ctypes.header_size, w)
             w.line("c.payload_offset = s->payload_offset;")
         w.line("}")
-        w.line("c.std.egress_spec = (uint32_t)port;")
+        w.line("c.std.egress_spec = port;")
         with w.block("if (truncate != 0 && rte_pktmbuf_pkt_len(copy) > truncate)"):
             w.line("rte_pktmbuf_trim(copy, (uint16_t)(rte_pktmbuf_pkt_len(copy) - truncate));")
             w.line("if (c.payload_offset > truncate) c.payload_offset = truncate;")

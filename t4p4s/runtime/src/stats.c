@@ -18,6 +18,7 @@ static const char *const drop_names[T4P4S_DROP_REASONS] = {
 	[T4P4S_DROP_BAD_PORT] = "bad_port",
 	[T4P4S_DROP_NO_ROOM] = "no_room",
 	[T4P4S_DROP_CLONE_FAILED] = "clone_failed",
+	[T4P4S_DROP_CLONE_NO_SESSION] = "clone_no_session",
 	[T4P4S_DROP_TX_FULL] = "tx_full",
 };
 

@@ -175,13 +175,11 @@ t4p4s_pipeline_process(struct t4p4s_lcore *lc, struct rte_mbuf *m,
 			t4p4s_drop(lc, m, T4P4S_DROP_PIPELINE);
 			return;
 		case A_CLONE_TO: {
-			uint32_t session, truncate;
+			uint32_t session, port, truncate;
 			memcpy(&session, e->data, sizeof(session));
-			int32_t port = t4p4s_clone_session_port(session, &truncate);
-			struct rte_mbuf *c = port < 0 ? NULL
-				: t4p4s_clone_packet(lc, m);
+			struct rte_mbuf *c = t4p4s_clone_packet(lc, m, session, &port, &truncate);
 			if (c != NULL)
-				t4p4s_send(lc, c, (uint32_t)port);
+				t4p4s_send(lc, c, port);
 			break;
 		}
 		}

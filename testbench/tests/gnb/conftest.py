@@ -56,9 +56,11 @@ def _drb_indices(entries) -> list[int]:
 
 @pytest.fixture
 def run_gnb(gnb_build, pcap_runtime):
-    """run_gnb(n3=[frames], radio=[frames], baas=[frames], entries=[commands])
-    -> GnbRunResult; the runtime must stay alive and exit cleanly."""
-    def run(n3=(), radio=(), baas=(), entries=()) -> GnbRunResult:
+    """run_gnb(n3=[frames], radio=[frames], baas=[frames], entries=[commands],
+    clones_without_session=N) -> GnbRunResult; the runtime must stay alive,
+    exit cleanly and make exactly N clone requests to a session that does
+    not exist."""
+    def run(n3=(), radio=(), baas=(), entries=(), clones_without_session=0) -> GnbRunResult:
         inputs = [[], [], []]
         inputs[N3_PORT], inputs[RADIO_PORT], inputs[BAAS_PORT] = list(n3), list(radio), list(baas)
         runtime = pcap_runtime(gnb_build, inputs, entries=list(entries))
@@ -71,6 +73,7 @@ def run_gnb(gnb_build, pcap_runtime):
         # the runtime lost nothing on its own (ports, clones, tx queues)
         runtime_drops = dict(stats["drops"])
         assert runtime_drops.pop("pipeline") == sum(value["packets"] for value in drop_values)
+        assert runtime_drops.pop("clone_no_session") == clones_without_session, stats["drops"]
         assert not any(runtime_drops.values()), stats["drops"]
         indices = _drb_indices(entries)
         counters = {name: {index: _counter_cell(runtime, name, index) for index in indices}

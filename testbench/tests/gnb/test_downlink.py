@@ -98,6 +98,23 @@ def test_interleaved_drbs_every_format(run_gnb):
             "a UM DRB must not touch rlc_tx_sn"
 
 
+def test_without_a_baas_clone_session_no_copy_is_made(run_gnb):
+    """A hybrid host runs without clone session 1 (the NIC copies for the
+    buffering service): its radio frames are the same, no copy is made, and
+    each AM frame's clone request is counted once as clone_no_session."""
+    packets = [packet_variants(drb, position) for position, drb in enumerate(DRBS)]
+    am_frames = sum(packet.drb.rlc_am for packet in packets)
+    assert 0 < am_frames < len(packets)
+
+    result = run_gnb(n3=[packet.n3_frame() for packet in packets],
+                     entries=[drb.table_entry() for drb in DRBS],
+                     clones_without_session=am_frames)
+
+    assert_frames_equal(result.radio, expected_downlink(packets, SequenceNumbers()), "radio")
+    assert result.baas == []
+    assert result.dropped_packets() == {}
+
+
 def sent_sns(frames: list[bytes], drb: DlDrb) -> list[tuple[int, int | None]]:
     """(PDCP SN, RLC SN) of a DRB's radio frames, read back with the layers."""
     sns = []

@@ -198,7 +198,10 @@ enum t4p4s_drop_reason {
 	T4P4S_DROP_PIPELINE,       /* mark_to_drop / egress_spec == drop port */
 	T4P4S_DROP_BAD_PORT,       /* egress port that does not exist */
 	T4P4S_DROP_NO_ROOM,        /* deparsed headers do not fit the mbuf */
-	T4P4S_DROP_CLONE_FAILED,   /* no mbuf for a clone, unknown session */
+	T4P4S_DROP_CLONE_FAILED,   /* no mbuf for a clone */
+	T4P4S_DROP_CLONE_NO_SESSION, /* a clone asked of a session the control
+				      * plane has not configured: none is made
+				      * (as bmv2), and no copy is spent on it */
 	T4P4S_DROP_TX_FULL,        /* tx queue full */
 	T4P4S_DROP_REASONS,
 };
@@ -215,10 +218,12 @@ void t4p4s_count_parser_error(struct t4p4s_lcore *lc, uint16_t error_code);
  * `truncate` receives the packet length limit (0 = whole packet). */
 int32_t t4p4s_clone_session_port(uint32_t session, uint32_t *truncate);
 
-/* A deep copy of `m` (all segments) for a clone, or NULL (then counted as
- * T4P4S_DROP_CLONE_FAILED). */
-struct rte_mbuf *t4p4s_clone_packet(struct t4p4s_lcore *lc,
-				    const struct rte_mbuf *m);
+/* A deep copy of `m` (all segments) for clone session `session`, with the
+ * session's egress port and truncate length (0 = whole packet); NULL, and
+ * counted, when the session does not exist (T4P4S_DROP_CLONE_NO_SESSION)
+ * or no mbuf is left (T4P4S_DROP_CLONE_FAILED). */
+struct rte_mbuf *t4p4s_clone_packet(struct t4p4s_lcore *lc, const struct rte_mbuf *m,
+				    uint32_t session, uint32_t *port, uint32_t *truncate);
 
 /* ---------------------------------------------------------------------
  * Tables: fast-path lookup
