@@ -34,13 +34,13 @@ COPY_BATCH = 8192
 class Event:
     """What the watcher did, for its log and --json lines."""
     at: float
-    host: str
+    target: str         # the host (or the NIC, for a change that failed)
     what: str           # "watching", "dead", "back", "failed"
     seconds: float      # from detection to the NIC's change written
     detail: str = ""
 
     def line(self) -> str:
-        text = f"{time.strftime('%H:%M:%S', time.localtime(self.at))} {self.host} {self.what}"
+        text = f"{time.strftime('%H:%M:%S', time.localtime(self.at))} {self.target} {self.what}"
         return text + f" ({self.seconds * 1e3:.0f} ms)" + (f": {self.detail}" if self.detail else "")
 
 
@@ -167,5 +167,5 @@ class Watcher:
         async with targets.session(self.topology, [nic_config, host_config]) as (nic, host):
             await copy_tables(nic, host)
 
-    def _emit(self, host: str, what: str, detected: float, detail: str):
-        self.report(Event(time.time(), host, what, time.monotonic() - detected, detail))
+    def _emit(self, target: str, what: str, detected: float, detail: str):
+        self.report(Event(time.time(), target, what, time.monotonic() - detected, detail))
