@@ -176,9 +176,11 @@ async def on_every(targets, action) -> list:
     return outcomes
 
 
-async def probe(config: TargetConfig, timeout: float = PROBE_TIMEOUT_S) -> bool:
-    """Whether the target's P4Runtime server answers Capabilities in time
-    (no session, no arbitration: it disturbs no other controller)."""
+async def probe(config: TargetConfig, timeout: float = PROBE_TIMEOUT_S) -> grpc.StatusCode | None:
+    """None when the target's P4Runtime server answers Capabilities in time,
+    else why not: UNAVAILABLE when nothing listens at its address (the
+    process is gone), DEADLINE_EXCEEDED when it is only slow. No session,
+    no arbitration: it disturbs no other controller."""
     async with grpc.aio.insecure_channel(config.address, options=_PROBE_CHANNEL_OPTIONS) as ch:
         capabilities = ch.unary_unary(
             "/p4.v1.P4Runtime/Capabilities",
@@ -186,12 +188,17 @@ async def probe(config: TargetConfig, timeout: float = PROBE_TIMEOUT_S) -> bool:
             response_deserializer=p4r.CapabilitiesResponse.FromString)
         try:
             await capabilities(p4r.CapabilitiesRequest(), timeout=timeout)
-        except grpc.aio.AioRpcError:
-            return False
-    return True
+        except grpc.aio.AioRpcError as e:
+            return e.code()
+    return None
+
+
+async def probe_all(configs: list[TargetConfig]) -> dict[str, grpc.StatusCode | None]:
+    """probe() of every target, concurrently, by name."""
+    answers = await asyncio.gather(*(probe(c) for c in configs))
+    return {c.name: answer for c, answer in zip(configs, answers)}
 
 
 async def live_hosts(hosts: list[TargetConfig]) -> set[str]:
-    """The names of the hosts that answer now (probed concurrently)."""
-    answers = await asyncio.gather(*(probe(h) for h in hosts))
-    return {h.name for h, alive in zip(hosts, answers) if alive}
+    """The names of the hosts that answer now."""
+    return {name for name, failure in (await probe_all(hosts)).items() if failure is None}

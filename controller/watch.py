@@ -2,7 +2,8 @@
 split on live hosts.
 
 Every interval each host behind a NIC is asked for its P4Runtime
-Capabilities with a short deadline. A host that does not answer is dead:
+Capabilities with a short deadline. A host where nothing listens any more,
+or that misses the deadline three times in a row, is dead:
 its VF buckets on the NIC become `no_vf`, so its DRBs are processed by the
 NIC again (the other hosts keep their share; the offload ratio itself is
 not touched). A host that answers again is provisioned before it gets
@@ -22,12 +23,14 @@ import asyncio
 import time
 from dataclasses import dataclass
 
+import grpc
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
 from controller import offload, targets
 from controller.errors import GnbctlError
 
 DEFAULT_INTERVAL_S = 0.1
+SLOW_PROBES_FOR_DEAD = 3
 COPIED_TABLES = ("dl_drb", "ul_bearer")
 COPY_BATCH = 8192
 @dataclass
@@ -114,6 +117,7 @@ class Watcher:
         self.nics = topology.nics()
         self.hosts = {nic.name: topology.hosts_behind(nic.name) for nic in self.nics}
         self.live: dict[str, set[str]] = {}       # NIC -> hosts given traffic
+        self.late: dict[str, int] = {}            # host -> late probes in a row
 
     async def run(self, stop: asyncio.Event):
         """Probes every interval until `stop` is set. A failed change (a NIC
@@ -132,9 +136,21 @@ class Watcher:
             except asyncio.TimeoutError:
                 pass
 
+    def _answering(self, probes: dict) -> set[str]:
+        """The hosts taken as alive: a host is dead at once when nothing
+        listens at its address any more, but only after SLOW_PROBES_FOR_DEAD
+        late answers in a row when it is merely slow (on a loaded machine a
+        live host can miss one deadline)."""
+        for name, failure in probes.items():
+            late = failure is not None and failure != grpc.StatusCode.UNAVAILABLE
+            self.late[name] = self.late.get(name, 0) + 1 if late else 0
+        return {name for name, failure in probes.items()
+                if failure is None or (failure != grpc.StatusCode.UNAVAILABLE
+                                       and self.late[name] < SLOW_PROBES_FOR_DEAD)}
+
     async def _check(self, nic):
         hosts = self.hosts[nic.name]
-        answering = await targets.live_hosts(hosts)
+        answering = self._answering(await targets.probe_all(hosts))
         known = self.live.get(nic.name)
         if known is not None and answering == known:
             return
