@@ -25,13 +25,17 @@ def forwarding_rates_pps(output: str) -> list[float]:
 
 
 def measure_testpmd(forwarding_lcore: int, control_lcore: int, vdevs: tuple[str, ...],
-                    tsc_hz: float, log_path: Path) -> Sample:
+                    tsc_hz: float, log_path: Path, total_mbufs: int | None = None) -> Sample:
+    """`total_mbufs`: testpmd's pool size, for a vdev that keeps mbufs of
+    its own (net_pcap's replay holds its whole pcap)."""
     binary = shutil.which("dpdk-testpmd")
     if binary is None:
         raise BenchError("dpdk-testpmd not found (apt package 'dpdk'; run make setup)")
     eal = Eal(lcores=f"{control_lcore},{forwarding_lcore}", main_lcore=control_lcore, vdevs=vdevs)
     command = [binary, *eal.args(), "--", "--forward-mode=macswap", "--nb-cores=1",
                "--stats-period", "1"]
+    if total_mbufs is not None:
+        command.append(f"--total-num-mbufs={total_mbufs}")
     def enough_periods(output: str) -> bool:
         return len(forwarding_rates_pps(output)) >= WARMUP_PERIODS + STEADY_PERIODS
 

@@ -37,6 +37,8 @@ def _pcap_into_null_ports(pcap: Path) -> tuple[str, ...]:
 
 # net_pcap's infinite_rx holds every frame of its pcap in mbufs of our pool.
 PCAP_REPLAY_MBUFS = N_EXACT_ENTRIES + 1024
+# testpmd's own rings and per-lcore caches, on top of the replay's
+TESTPMD_OWN_MBUFS = 16384
 
 
 def gnb_downlink_vdevs(pcap: Path) -> tuple[str, ...]:
@@ -167,6 +169,22 @@ class GnbDownlinkStep(CompiledWorkload):
         return self.entries_path
 
 
+class TestpmdMacswapGnbPcap(Workload):
+    """What the gNB steps' traffic source costs by itself: testpmd's macswap
+    fed by the same net_pcap replay, so a step's rate can be read against
+    the most any program can do with that source on one lcore."""
+    name = "testpmd_macswap_gnb_pcap"
+    description = "dpdk-testpmd --forward-mode=macswap, the gNB downlink pcap replay into net_null"
+    baseline = TestpmdMacswapNull.name
+
+    def measure(self, settings: Settings, repeat: int) -> Sample:
+        log = settings.build_dir / "logs" / f"{self.name}.{repeat}.log"
+        pcap = downlink_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES)
+        return measure_testpmd(settings.lcore, settings.control_lcore,
+                               gnb_downlink_vdevs(pcap)[:2], settings.tsc_hz, log,
+                               total_mbufs=PCAP_REPLAY_MBUFS + TESTPMD_OWN_MBUFS)
+
+
 class GnbL2fwd(GnbDownlinkStep):
     name = "gnb_l2fwd"
     description = "step 1: l2fwd.p4 (MAC swap) on the gNB downlink frames"
@@ -200,7 +218,7 @@ class GnbFullDownlink(GnbDownlinkStep):
     with_drbs = True
 
 
-GNB_STEPS_WORKLOADS = (GnbL2fwd, GnbDecap, GnbRadioHeaders, GnbDrbTable, GnbFullDownlink)
+GNB_STEPS_WORKLOADS = (TestpmdMacswapGnbPcap, GnbL2fwd, GnbDecap, GnbRadioHeaders, GnbDrbTable, GnbFullDownlink)
 ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, SwxL2fwdMacswpNull, L2fwdPcap, ExactTablePcap, *GNB_STEPS_WORKLOADS)
 
 # Peers considered for the comparison and why they are not measured
