@@ -118,16 +118,18 @@ class Deparser:
     end up right before the payload.  ``deparser_X`` walks the emits only
     checking that each header already is where it belongs if nothing moves
     (the common case: headers stay in the packet, none added or removed),
-    without writing anything.  Otherwise ``deparser_X_move`` walks them
-    again, collecting them, and p4_deparse_move() rewrites the header
-    region.  A deparser body with extern calls always takes the second
-    path, so that their side effects happen once."""
+    without writing anything.  Otherwise ``deparser_X_move`` runs the body
+    once, noting at each emit site whether it emitted its header, then
+    rewrites the header region site by site in emit order (the body has no
+    loops, so a path through it meets the sites in that order), each with
+    the header's constant size.  A deparser body with extern calls always
+    takes the second path, so that their side effects happen once."""
 
     def __init__(self, ctx):
         self.ctx = ctx
         self.functions = CodeWriter()
         self._collect = False
-        self._n_emits = 0
+        self._sites: list[int] = []        # the size of each emit site's header
         self._emitted: set = set()
         # every header instance is emitted whenever it is valid, so after
         # deparsing, each valid header is in the packet (v1model_arch's clones)
@@ -148,13 +150,19 @@ class Deparser:
         w.line("{")
         body = self._body(control, collect=True)
         with w.indented():
-            w.line(f"struct p4_emitted emitted[{max(self._n_emits, 1)}];")
-            w.line("unsigned n = 0;")
+            w.line(f"struct p4_emit_site site[{max(len(self._sites), 1)}] = {{ {{ NULL, NULL }} }};")
             w.line("uint32_t len = 0;")
         w.extend(body)
         with w.indented():
-            w.line("if (!p4_deparse_move(s->m, s->payload_offset, emitted, n, len))")
+            w.line("uint8_t *const payload = rte_pktmbuf_mtod(s->m, uint8_t *) + s->payload_offset;")
+            w.line("uint8_t *at = payload - len;")
+            for k, size in enumerate(self._sites):
+                w.line(f"at = p4_deparse_to_scratch(site[{k}], at, {size});")
+            w.line("if (!p4_deparse_resize(s->m, s->payload_offset, len))")
             w.line("\treturn false;")
+            w.line("at = payload - len;")
+            for k, size in enumerate(self._sites):
+                w.line(f"at = p4_deparse_to_place(site[{k}], at, {size});")
             w.line("s->payload_offset = len;")
             w.line("return true;")
         w.line("}")
@@ -191,7 +199,9 @@ class Deparser:
         exprs = ExprGen(ctx.ctypes, ctx.constants, ctx.errors,
                         block_bindings(ctx, control.params), None)
         sg = StatementGen(ctx, exprs, self._call_stmt)
-        self._collect, self._n_emits = collect, 0
+        self._collect = collect
+        if collect:
+            self._sites = []
         body = CodeWriter()
         with body.indented():
             sg.block(control.body.statements, body)
@@ -218,12 +228,12 @@ class Deparser:
         elif isinstance(t, T.TypeHeader):
             h = sg.exprs.locate(e).c
             size = self.ctx.ctypes.header_size(t)
-            self._n_emits += 1
             self._emitted.add(h)
             with w.block(f"if ({h}.valid)"):
                 if self._collect:
-                    w.line(f"emitted[n++] = (struct p4_emitted){{ &{h}.p, {h}.b, {size} }};")
+                    w.line(f"site[{len(self._sites)}] = (struct p4_emit_site){{ &{h}.p, {h}.b }};")
                     w.line(f"len += {size};")
+                    self._sites.append(size)
                 else:
                     w.line(f"in_place &= {h}.p == at;")
                     w.line(f"at += {size};")

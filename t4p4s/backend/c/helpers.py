@@ -98,50 +98,54 @@ p4_stack_index(uint64_t i, uint32_t size)
 	return i < size ? (uint32_t)i : size - 1;
 }
 
-/* A header the deparser emits: where its bytes are (`*p`), its scratch
- * bytes, its size. */
-struct p4_emitted {
+/* An emit site of the deparser that emitted a header: where that header's
+ * bytes are (`*p`: in the packet, or its scratch bytes) and its scratch
+ * bytes; p is NULL where the site emitted nothing. */
+struct p4_emit_site {
 	uint8_t **p;
 	uint8_t *scratch;
-	uint32_t size;
 };
 
-/* The general deparser case: some emitted header is not at its final
- * address, or the emitted headers are longer or shorter than the parsed
- * ones.  Headers in the packet but out of place first move to their
- * scratch bytes (so no destination overwrites another header's source),
- * the header region grows or shrinks at the front of the mbuf, then every
- * header not in place is copied there.  Parsed bytes that no emitted
- * header covers disappear.  rte_memcpy, not memcpy: the sizes are known
- * only here, and libc's memcpy is a call per header. */
-static inline bool
-p4_deparse_move(struct rte_mbuf *m, uint32_t payload_offset,
-		const struct p4_emitted *e, unsigned n, uint32_t len)
+/* The general deparser case (deparser_X_move): some emitted header is not at
+ * its final address, or the emitted headers are longer or shorter than the
+ * parsed ones.  Headers in the packet but out of place first move to their
+ * scratch bytes (p4_deparse_to_scratch, every site in emit order), so that
+ * no copy overwrites another header's source; the header region grows or
+ * shrinks at the front of the mbuf (p4_deparse_resize); then every header
+ * not in place is copied there (p4_deparse_to_place).  Parsed bytes that no
+ * emitted header covers disappear.  `size` is a constant at every call, so
+ * each copy compiles to a few moves. */
+static __rte_always_inline uint8_t *
+p4_deparse_to_scratch(struct p4_emit_site e, uint8_t *at, uint32_t size)
 {
-	uint8_t *const payload = rte_pktmbuf_mtod(m, uint8_t *) + payload_offset;
-	uint8_t *at = payload - len;
-	unsigned i;
+	if (e.p == NULL)
+		return at;
+	if (*e.p != at && *e.p != e.scratch) {
+		memcpy(e.scratch, *e.p, size);
+		*e.p = e.scratch;
+	}
+	return at + size;
+}
 
-	for (i = 0; i < n; at += e[i].size, i++) {
-		if (*e[i].p != at && *e[i].p != e[i].scratch) {
-			rte_memcpy(e[i].scratch, *e[i].p, e[i].size);
-			*e[i].p = e[i].scratch;
-		}
-	}
-	if (len > payload_offset) {
-		if (rte_pktmbuf_prepend(m, (uint16_t)(len - payload_offset)) == NULL)
-			return false;
-	} else if (len < payload_offset) {
-		if (rte_pktmbuf_adj(m, (uint16_t)(payload_offset - len)) == NULL)
-			return false;
-	}
-	at = payload - len;
-	for (i = 0; i < n; at += e[i].size, i++) {
-		if (*e[i].p != at) {
-			rte_memcpy(at, *e[i].p, e[i].size);
-			*e[i].p = at;
-		}
-	}
+static inline bool
+p4_deparse_resize(struct rte_mbuf *m, uint32_t payload_offset, uint32_t len)
+{
+	if (len > payload_offset)
+		return rte_pktmbuf_prepend(m, (uint16_t)(len - payload_offset)) != NULL;
+	if (len < payload_offset)
+		return rte_pktmbuf_adj(m, (uint16_t)(payload_offset - len)) != NULL;
 	return true;
+}
+
+static __rte_always_inline uint8_t *
+p4_deparse_to_place(struct p4_emit_site e, uint8_t *at, uint32_t size)
+{
+	if (e.p == NULL)
+		return at;
+	if (*e.p != at) {
+		memcpy(at, *e.p, size);
+		*e.p = at;
+	}
+	return at + size;
 }
 """

@@ -33,7 +33,6 @@ _HEADER = """\
 
 #include <rte_common.h>
 #include <rte_mbuf.h>
-#include <rte_memcpy.h>
 
 #include <t4p4s/pipeline.h>
 """
