@@ -33,6 +33,8 @@ DEFAULT_INTERVAL_S = 0.1
 SLOW_PROBES_FOR_DEAD = 3
 COPIED_TABLES = ("dl_drb", "ul_bearer")
 COPY_BATCH = 8192
+
+
 @dataclass
 class Event:
     """What the watcher did, for its log and --json lines."""
