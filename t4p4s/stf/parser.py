@@ -10,7 +10,7 @@ Grammar, one command per line, `#` starts a comment:
     expect PORT [HEX... [$]]           `*` nibbles are don't-care; `$`: exact
                                        length (otherwise longer frames match);
                                        no HEX: any packet on PORT
-    mirroring_add SESSION PORT
+    mirroring_add SESSION PORT [TRUNCATE]      (TRUNCATE: bytes kept, 0 = all)
     register_write REGISTER INDEX VALUE
     register_read REGISTER INDEX [[==] VALUE]        with VALUE: a check
     check_counter COUNTER(INDEX) packets==N [bytes==M]
@@ -99,6 +99,7 @@ class Expect(Command):
 class MirroringAdd(Command):
     session: int
     port: int
+    truncate: int = 0
 
 
 @dataclass
@@ -297,10 +298,11 @@ class _LineParser:
                 return Packet(**where, port=port, data=bytes.fromhex(hex_text))
             return Expect(**where, port=port, nibbles=hex_text or None, exact_length=exact_length)
         if command == "mirroring_add":
-            if len(args) != 2:
-                raise self.error("expected: mirroring_add SESSION PORT")
+            if len(args) not in (2, 3):
+                raise self.error("expected: mirroring_add SESSION PORT [TRUNCATE]")
             return MirroringAdd(**where, session=self.int(args[0], "the session"),
-                                port=self.int(args[1], "the port"))
+                                port=self.int(args[1], "the port"),
+                                truncate=self.int(args[2], "the truncate length") if len(args) == 3 else 0)
         if command == "register_write":
             if len(args) != 3:
                 raise self.error("expected: register_write REGISTER INDEX VALUE")

@@ -233,7 +233,8 @@ class Resolver:
             return {"cmd": "table_set_default", "table": table.name, "action": action,
                     "params": params}
         if isinstance(command, stf.MirroringAdd):
-            return {"cmd": "clone_session_add", "session": command.session, "port": command.port}
+            return {"cmd": "clone_session_add", "session": command.session, "port": command.port,
+                    "truncate": command.truncate}
         if isinstance(command, (stf.RegisterWrite, stf.RegisterRead)):
             name = resolve_name(command.register, self.names.registers, "register", src)
             request = {"cmd": "register_read", "register": name, "index": command.index}

@@ -10,6 +10,7 @@ from .emit import CodeWriter
 from .helpers import HELPERS_C
 from .parser import Parser
 from . import prefetch
+from . import shared_clone
 from .tables import Tables
 from .v1model_arch import pipeline, state_struct, clone_kinds
 from . import headers
@@ -61,13 +62,15 @@ def generate_c(bound, resources: Resources, program_name: str,
     stage_prefetch = CodeWriter()
     prefetch.emit(prefetch.hints(resources, [bound.ingress, bound.egress], tables.lookahead),
                   actions, tables.lookahead_name, stage_prefetch)
+    sharing = shared_clone.plan(bound, ctx.clone_kinds, deparser.emits_every_header)
     arch = pipeline(ctx, f"parser_{bound.parser.name}",
                     [controls.function_name(c) for c in
                      (bound.verify_checksum, bound.ingress, bound.egress,
                       bound.compute_checksum)],
                     f"deparser_{bound.deparser.name}",
                     [(tables.lookahead_name(t), t.index) for t in tables.lookahead],
-                    stage_prefetch, deparser.emits_every_header)
+                    stage_prefetch, deparser.emits_every_header,
+                    shared_clone.emit_check(ctx, sharing) if sharing else None)
     state = state_struct(ctx, state_fields + tables.state_fields)
 
     parts = [

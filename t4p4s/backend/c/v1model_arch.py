@@ -95,7 +95,7 @@ def clone_kinds(bound) -> frozenset:
     return frozenset(kinds)
 
 
-def _field_lists(t, path: str) -> dict:
+def field_list_paths(t, path: str) -> dict:
     """@field_list(i, ...) annotated metadata fields: index -> C paths."""
     out: dict = {}
     for f in _fields(t):
@@ -106,18 +106,20 @@ def _field_lists(t, path: str) -> dict:
                     v = arg.value if isinstance(arg, ir.IntLiteral) else int(str(arg), 0)
                     out.setdefault(v, []).append(p)
         if isinstance(f.type, T.TypeStruct):
-            for k, v in _field_lists(f.type, p).items():
+            for k, v in field_list_paths(f.type, p).items():
                 out.setdefault(k, []).extend(v)
     return out
 
 
 def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
-             deparser_emits_every_header=False) -> CodeWriter:
+             deparser_emits_every_header=False, shared_clone=None) -> CodeWriter:
     """`lookahead`: (packet_state slot, table index) of each table looked
     up per stage of a burst (tables.py); `stage_prefetch`: code run once
     they are found (prefetch.py). With `deparser_emits_every_header`, an
     E2E clone copies the packet once the original is deparsed: the copy
-    then has every header in place and its own deparser moves nothing."""
+    then has every header in place and its own deparser moves nothing.
+    `shared_clone`: the code of `clone_shares_bytes()` (shared_clone.py)
+    when E2E clones may be sent as the original's bytes instead."""
     b = ctx.bound
     w = CodeWriter()
     std_fields = {f.name for f in b.standard_metadata_type.decl.fields}
@@ -154,7 +156,7 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
         w.line()
 
     # -- field lists preserved by clones ------------------------------------
-    lists = _field_lists(b.metadata_type, "meta")
+    lists = field_list_paths(b.metadata_type, "meta")
     w.line("static __rte_always_inline void")
     with w.block("preserve_field_list(struct packet_state *dst, "
                  "const struct packet_state *src, uint16_t index)"):
@@ -176,6 +178,23 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
         w.line("\t\t\t    const struct clone_request *req, uint32_t instance_type,")
         w.line("\t\t\t    bool deparsed, uint32_t port, uint32_t truncate);")
         w.line()
+    if "E2E" in ctx.clone_kinds:
+        if shared_clone is not None:
+            w.extend(shared_clone)
+        w.line("/* An E2E clone as a copy of the packet, sent through egress again. */")
+        w.line("static __rte_always_inline void")
+        with w.block("copy_clone_e2e(struct packet_state *s, uint32_t port, uint32_t truncate)"):
+            if deparser_emits_every_header:
+                w.line("/* deparsing does not change header values, and computeChecksum "
+                       "runs on them where they are */")
+                w.line(f"bool deparsed = {deparser}(s);")
+            else:
+                w.line("bool deparsed = false;")
+            w.line("struct rte_mbuf *copy = t4p4s_clone_copy(s->lc, s->m);")
+            w.line("if (copy != NULL)")
+            w.line(f"\tclone_to_egress(s, copy, &s->clone_e2e, {INSTANCE_EGRESS_CLONE}, "
+                   "deparsed, port, truncate);")
+        w.line()
     w.line("/* egress, computeChecksum, deparser, transmit; `is_clone` stops "
            "clones of clones. */")
     w.line("static __rte_always_inline void")
@@ -183,19 +202,22 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
         w.line("s->std.egress_port = s->std.egress_spec;")
         w.line(f"{eg}(s);")
         if "E2E" in ctx.clone_kinds:
+            if shared_clone is not None:
+                w.line("bool clone_shared = false;    /* sent as the original's bytes (shared_clone.py) */")
+                w.line("uint32_t clone_port = 0;")
             with w.block("if (unlikely(s->clone_e2e.requested) && !is_clone)"):
-                if deparser_emits_every_header:
-                    w.line("/* deparsing does not change header values, and computeChecksum "
-                           "runs on them where they are */")
-                    w.line(f"bool deparsed = {deparser}(s);")
-                else:
-                    w.line("bool deparsed = false;")
                 w.line("uint32_t port, truncate;")
-                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m, "
-                       "s->clone_e2e.session, &port, &truncate);")
-                w.line("if (copy != NULL)")
-                w.line(f"\tclone_to_egress(s, copy, &s->clone_e2e, {INSTANCE_EGRESS_CLONE}, "
-                       "deparsed, port, truncate);")
+                with w.block("if (t4p4s_clone_session(s->lc, s->clone_e2e.session, &port, &truncate))"):
+                    if shared_clone is not None:
+                        with w.block(f"if (truncate == 0 && s->std.egress_spec != {DROP_PORT} && "
+                                     "clone_shares_bytes(s))", closer="} else {"):
+                            w.line("clone_shared = true;")
+                            w.line("clone_port = port;")
+                        with w.indented():
+                            w.line("copy_clone_e2e(s, port, truncate);")
+                        w.line("}")
+                    else:
+                        w.line("copy_clone_e2e(s, port, truncate);")
         else:
             w.line("(void)is_clone;     /* the program makes no E2E clones */")
         with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
@@ -203,8 +225,14 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
             w.line("return;")
         w.line(f"{cc}(s);")
         with w.block(f"if (unlikely(!{deparser}(s)))"):
+            if shared_clone is not None:
+                w.line("if (clone_shared)")
+                w.line("\tt4p4s_drop(s->lc, t4p4s_clone_share(s->m), T4P4S_DROP_NO_ROOM);")
             w.line("t4p4s_drop(s->lc, s->m, T4P4S_DROP_NO_ROOM);")
             w.line("return;")
+        if shared_clone is not None:
+            w.line("if (clone_shared)")
+            w.line("\tt4p4s_send(s->lc, t4p4s_clone_share(s->m), clone_port);")
         w.line("t4p4s_send(s->lc, s->m, s->std.egress_port);")
     w.line()
 
@@ -237,9 +265,9 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
                 w.line("/* the mbuf has the received layout (the deparser has not "
                        "run); its header bytes come back from the parser's snapshot */")
                 w.line("uint32_t port, truncate;")
-                w.line("struct rte_mbuf *copy = t4p4s_clone_packet(s->lc, s->m, "
-                       "s->clone_i2e.session, &port, &truncate);")
-                with w.block("if (copy != NULL)"):
+                w.line("struct rte_mbuf *copy;")
+                with w.block("if (t4p4s_clone_session(s->lc, s->clone_i2e.session, &port, &truncate) && "
+                             "(copy = t4p4s_clone_copy(s->lc, s->m)) != NULL)"):
                     w.line("restore_received(s, copy);")
                     w.line(f"clone_to_egress(s, copy, &s->clone_i2e, {INSTANCE_INGRESS_CLONE}, "
                            "false, port, truncate);")

@@ -65,16 +65,22 @@ copy_contiguous(struct rte_mempool *pool, const struct rte_mbuf *m)
 	return copy;
 }
 
-struct rte_mbuf *
-t4p4s_clone_packet(struct t4p4s_lcore *lc, const struct rte_mbuf *m,
-		   uint32_t session, uint32_t *port, uint32_t *truncate)
+bool
+t4p4s_clone_session(struct t4p4s_lcore *lc, uint32_t session,
+		    uint32_t *port, uint32_t *truncate)
 {
 	int32_t session_port = t4p4s_clone_session_port(session, truncate);
 	if (session_port < 0) {
 		lc->drops[T4P4S_DROP_CLONE_NO_SESSION]++;
-		return NULL;
+		return false;
 	}
 	*port = (uint32_t)session_port;
+	return true;
+}
+
+struct rte_mbuf *
+t4p4s_clone_copy(struct t4p4s_lcore *lc, const struct rte_mbuf *m)
+{
 	struct rte_mbuf *copy = likely(rte_pktmbuf_is_contiguous(m))
 		? copy_contiguous(lc->pool, m)
 		: rte_pktmbuf_copy(m, lc->pool, 0, UINT32_MAX);

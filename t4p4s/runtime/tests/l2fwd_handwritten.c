@@ -177,9 +177,11 @@ t4p4s_pipeline_process(struct t4p4s_lcore *lc, struct rte_mbuf *m,
 		case A_CLONE_TO: {
 			uint32_t session, port, truncate;
 			memcpy(&session, e->data, sizeof(session));
-			struct rte_mbuf *c = t4p4s_clone_packet(lc, m, session, &port, &truncate);
-			if (c != NULL)
-				t4p4s_send(lc, c, port);
+			if (t4p4s_clone_session(lc, session, &port, &truncate)) {
+				struct rte_mbuf *c = t4p4s_clone_copy(lc, m);
+				if (c != NULL)
+					t4p4s_send(lc, c, port);
+			}
 			break;
 		}
 		}

@@ -8,7 +8,7 @@ import pytest
 from t4p4s.diagnostics import CompileError
 from t4p4s.driver import compile_program
 
-from backend_util import STF_PROGRAMS, c_of, gcc_syntax_check, write_program
+from backend_util import REPO, STF_PROGRAMS, c_of, gcc_syntax_check, write_program
 
 
 @pytest.mark.parametrize("program", STF_PROGRAMS, ids=lambda p: p.stem)
@@ -41,6 +41,23 @@ def test_only_tables_keyed_on_the_parsed_headers_are_looked_up_ahead(tmp_path):
     assert "_lookahead" not in copied.c_path.read_text()
     in_place = compile_program(programs["table_exact"], tmp_path / "b", build=False)
     assert "_lookahead_key(&s[i]" in in_place.c_path.read_text()
+
+
+def test_e2e_clones_share_the_original_only_when_they_are_its_bytes(tmp_path):
+    """clone_shared.stf and clone.stf check the bytes either way; this
+    checks which programs get the shared path: the gNB (egress only asks
+    for the clone, computeChecksum's update is skipped by clones) and
+    clone_shared, not clone.p4, whose egress writes a header for clones."""
+    programs = {p.stem: p for p in STF_PROGRAMS}
+    host_p4 = REPO / "p4src" / "host.p4"
+    for program, shared in ((host_p4, True), (programs["clone_shared"], True),
+                            (programs["clone"], False)):
+        c = compile_program(program, tmp_path / program.stem, build=False).c_path.read_text()
+        assert ("t4p4s_clone_share(s->m)" in c) == shared, program
+        assert "copy_clone_e2e(s, port, truncate);" in c, "the copy path stays for the other cases"
+    gnb = (tmp_path / "host" / "host.c").read_text()
+    check = gnb[gnb.index("clone_shares_bytes(struct packet_state *s)"):]
+    assert "s->meta.encapsulated" in check[:check.index("return true;")]
 
 
 def test_output_is_deterministic(tmp_path):

@@ -171,7 +171,7 @@ struct t4p4s_lcore;
 
 /* Runs the whole compiled pipeline on one received packet. Defined by the
  * generated code. The packet ends in exactly one of t4p4s_send() or
- * t4p4s_drop(); clones are created with t4p4s_clone_packet(). */
+ * t4p4s_drop(); so does each clone (t4p4s_clone_copy(), t4p4s_clone_share()). */
 void t4p4s_pipeline_process(struct t4p4s_lcore *lc, struct rte_mbuf *m,
 			    uint16_t in_port);
 
@@ -218,12 +218,26 @@ void t4p4s_count_parser_error(struct t4p4s_lcore *lc, uint16_t error_code);
  * `truncate` receives the packet length limit (0 = whole packet). */
 int32_t t4p4s_clone_session_port(uint32_t session, uint32_t *truncate);
 
-/* A deep copy of `m` (all segments) for clone session `session`, with the
- * session's egress port and truncate length (0 = whole packet); NULL, and
- * counted, when the session does not exist (T4P4S_DROP_CLONE_NO_SESSION)
- * or no mbuf is left (T4P4S_DROP_CLONE_FAILED). */
-struct rte_mbuf *t4p4s_clone_packet(struct t4p4s_lcore *lc, const struct rte_mbuf *m,
-				    uint32_t session, uint32_t *port, uint32_t *truncate);
+/* A clone's session: its egress port and truncate length (0 = whole
+ * packet). False, and counted (T4P4S_DROP_CLONE_NO_SESSION), when the
+ * session does not exist: no clone is made then (as bmv2). */
+bool t4p4s_clone_session(struct t4p4s_lcore *lc, uint32_t session,
+			 uint32_t *port, uint32_t *truncate);
+
+/* A deep copy of `m` (all segments) for a clone; NULL, and counted
+ * (T4P4S_DROP_CLONE_FAILED), when no mbuf is left. */
+struct rte_mbuf *t4p4s_clone_copy(struct t4p4s_lcore *lc, const struct rte_mbuf *m);
+
+/* A clone whose bytes are the original's as sent: `m` itself, with one
+ * more reference, so that it can be sent (or dropped) once more. The
+ * ports never modify what they transmit and do not use
+ * RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE, which requires one reference. */
+static inline struct rte_mbuf *
+t4p4s_clone_share(struct rte_mbuf *m)
+{
+	rte_mbuf_refcnt_update(m, 1);
+	return m;
+}
 
 /* ---------------------------------------------------------------------
  * Tables: fast-path lookup
