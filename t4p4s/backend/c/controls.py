@@ -129,7 +129,7 @@ class Deparser:
         self.ctx = ctx
         self.functions = CodeWriter()
         self._collect = False
-        self._sites: list[int] = []        # the size of each emit site's header
+        self._sites: list = []             # each emit site's header (C) and size
         self._emitted: set = set()
         # every header instance is emitted whenever it is valid, so after
         # deparsing, each valid header is in the packet (v1model_arch's clones)
@@ -149,20 +149,19 @@ class Deparser:
         w.line(f"{name}_move(struct packet_state *s)")
         w.line("{")
         body = self._body(control, collect=True)
+        words = max(1, (len(self._sites) + 63) // 64)
         with w.indented():
-            w.line(f"struct p4_emit_site site[{max(len(self._sites), 1)}] = {{ {{ NULL, NULL }} }};")
+            w.line(f"uint64_t emitted[{words}] = {{ 0 }};   /* bit k: emit site k emitted its header */")
             w.line("uint32_t len = 0;")
         w.extend(body)
         with w.indented():
             w.line("uint8_t *const payload = rte_pktmbuf_mtod(s->m, uint8_t *) + s->payload_offset;")
             w.line("uint8_t *at = payload - len;")
-            for k, size in enumerate(self._sites):
-                w.line(f"at = p4_deparse_to_scratch(site[{k}], at, {size});")
+            self._for_each_emitted("p4_deparse_to_scratch", words, w)
             w.line("if (!p4_deparse_resize(s->m, s->payload_offset, len))")
             w.line("\treturn false;")
             w.line("at = payload - len;")
-            for k, size in enumerate(self._sites):
-                w.line(f"at = p4_deparse_to_place(site[{k}], at, {size});")
+            self._for_each_emitted("p4_deparse_to_place", words, w)
             w.line("s->payload_offset = len;")
             w.line("return true;")
         w.line("}")
@@ -193,6 +192,16 @@ class Deparser:
                 w.line(f"return {name}_move(s);")
         w.line("}")
         w.line()
+
+    def _for_each_emitted(self, helper: str, words: int, w) -> None:
+        """Calls `helper` on the emitted sites only, in emit order: each
+        case has its header's constant size, and a packet pays for the
+        headers it has, not for every site of the deparser."""
+        with w.block(f"for (unsigned word = 0; word < {words}; word++)"):
+            with w.block("for (uint64_t m = emitted[word]; m != 0; m &= m - 1)"):
+                with w.block("switch (64 * word + (unsigned)__builtin_ctzll(m))"):
+                    for k, (h, size) in enumerate(self._sites):
+                        w.line(f"case {k}: at = {helper}(&{h}.p, {h}.b, at, {size}); break;")
 
     def _body(self, control: ir.ControlDecl, collect: bool) -> CodeWriter:
         ctx = self.ctx
@@ -229,12 +238,13 @@ class Deparser:
             h = sg.exprs.locate(e).c
             size = self.ctx.ctypes.header_size(t)
             self._emitted.add(h)
-            with w.block(f"if ({h}.valid)"):
-                if self._collect:
-                    w.line(f"site[{len(self._sites)}] = (struct p4_emit_site){{ &{h}.p, {h}.b }};")
-                    w.line(f"len += {size};")
-                    self._sites.append(size)
-                else:
+            if self._collect:
+                k = len(self._sites)
+                w.line(f"emitted[{k // 64}] |= (uint64_t)({h}.valid != 0) << {k % 64};")
+                w.line(f"len += {h}.valid != 0 ? {size} : 0;")
+                self._sites.append((h, size))
+            else:
+                with w.block(f"if ({h}.valid)"):
                     w.line(f"in_place &= {h}.p == at;")
                     w.line(f"at += {size};")
         else:

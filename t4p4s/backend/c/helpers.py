@@ -98,31 +98,23 @@ p4_stack_index(uint64_t i, uint32_t size)
 	return i < size ? (uint32_t)i : size - 1;
 }
 
-/* An emit site of the deparser that emitted a header: where that header's
- * bytes are (`*p`: in the packet, or its scratch bytes) and its scratch
- * bytes; p is NULL where the site emitted nothing. */
-struct p4_emit_site {
-	uint8_t **p;
-	uint8_t *scratch;
-};
-
 /* The general deparser case (deparser_X_move): some emitted header is not at
  * its final address, or the emitted headers are longer or shorter than the
- * parsed ones.  Headers in the packet but out of place first move to their
- * scratch bytes (p4_deparse_to_scratch, every site in emit order), so that
- * no copy overwrites another header's source; the header region grows or
- * shrinks at the front of the mbuf (p4_deparse_resize); then every header
- * not in place is copied there (p4_deparse_to_place).  Parsed bytes that no
- * emitted header covers disappear.  `size` is a constant at every call, so
- * each copy compiles to a few moves. */
+ * parsed ones.  For each emit site that emitted a header, in emit order
+ * (`p`: where that header's bytes are, in the packet or its scratch bytes):
+ * headers in the packet but out of place first move to their scratch bytes
+ * (p4_deparse_to_scratch), so that no copy overwrites another header's
+ * source; the header region grows or shrinks at the front of the mbuf
+ * (p4_deparse_resize); then every header not in place is copied there
+ * (p4_deparse_to_place).  Parsed bytes that no emitted header covers
+ * disappear.  `size` is a constant at every call, so each copy compiles to
+ * a few moves. */
 static __rte_always_inline uint8_t *
-p4_deparse_to_scratch(struct p4_emit_site e, uint8_t *at, uint32_t size)
+p4_deparse_to_scratch(uint8_t **p, uint8_t *scratch, uint8_t *at, uint32_t size)
 {
-	if (e.p == NULL)
-		return at;
-	if (*e.p != at && *e.p != e.scratch) {
-		memcpy(e.scratch, *e.p, size);
-		*e.p = e.scratch;
+	if (*p != at && *p != scratch) {
+		memcpy(scratch, *p, size);
+		*p = scratch;
 	}
 	return at + size;
 }
@@ -138,13 +130,12 @@ p4_deparse_resize(struct rte_mbuf *m, uint32_t payload_offset, uint32_t len)
 }
 
 static __rte_always_inline uint8_t *
-p4_deparse_to_place(struct p4_emit_site e, uint8_t *at, uint32_t size)
+p4_deparse_to_place(uint8_t **p, uint8_t *scratch, uint8_t *at, uint32_t size)
 {
-	if (e.p == NULL)
-		return at;
-	if (*e.p != at) {
-		memcpy(at, *e.p, size);
-		*e.p = at;
+	(void)scratch;
+	if (*p != at) {
+		memcpy(at, *p, size);
+		*p = at;
 	}
 	return at + size;
 }
