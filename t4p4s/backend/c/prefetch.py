@@ -86,20 +86,22 @@ def hints(resources, controls: list, tables: list[TableInfo]) -> list[Hint]:
     return list(found.values())
 
 
-def emit(hints_: list[Hint], actions, lookahead_name, w) -> None:
-    """The stage's prefetch loop (``s[i]`` hold the entries found)."""
+def emit(hints_: list[Hint], actions, lookahead_name, w) -> bool:
+    """`prefetch_cells(lc, p)`: prefetches the cells packet p's entries
+    (found ahead) index; False, and nothing written, without hints."""
     if not hints_:
-        return
-    w.line("/* the counter and register cells the entries' action data index "
-           "(t4p4s/backend/c/prefetch.py) */")
-    with w.block("for (unsigned i = 0; i < count; i++)"):
+        return False
+    w.line("/* The counter and register cells packet p's entries, found ahead, index "
+           "(t4p4s/backend/c/prefetch.py). */")
+    w.line("static __rte_always_inline void")
+    with w.block("prefetch_cells(struct t4p4s_lcore *lc, const struct packet_state *p)"):
         by_table: dict = {}
         for h in hints_:
             by_table.setdefault(id(h.table), []).append(h)
         for table_hints in by_table.values():
             table = table_hints[0].table
             with w.block(""):
-                w.line(f"const struct t4p4s_entry *e = s[i].{lookahead_name(table)}.entry;")
+                w.line(f"const struct t4p4s_entry *e = p->{lookahead_name(table)}.entry;")
                 w.line("if (e != NULL)")
                 with w.block("switch (e->action)"):
                     by_action: dict = {}
@@ -114,6 +116,8 @@ def emit(hints_: list[Hint], actions, lookahead_name, w) -> None:
                                 w.line(source_comment(h.src))
                                 w.line(h.c_call("d"))
                             w.line("break;")
+    w.line()
+    return True
 
 
 class _Exclusion:

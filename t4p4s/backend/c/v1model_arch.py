@@ -111,11 +111,17 @@ def field_list_paths(t, path: str) -> dict:
     return out
 
 
-def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
+# Packet i + CELL_PREFETCH_DISTANCE's cells are prefetched while packet i
+# runs: by then its entry, prefetched when the stage was looked up, is in
+# the cache, and the cells have a few packets' time to arrive.
+CELL_PREFETCH_DISTANCE = 8
+
+
+def pipeline(ctx, parser, controls, deparser, lookahead=(), prefetch_cells=None,
              deparser_emits_every_header=False, shared_clone=None) -> CodeWriter:
     """`lookahead`: (packet_state slot, table index) of each table looked
-    up per stage of a burst (tables.py); `stage_prefetch`: code run once
-    they are found (prefetch.py). With `deparser_emits_every_header`, an
+    up per stage of a burst (tables.py); `prefetch_cells`: the function
+    that prefetches the cells a packet's entries index (prefetch.py). With `deparser_emits_every_header`, an
     E2E clone copies the packet once the original is deparsed: the copy
     then has every header in place and its own deparser moves nothing.
     `shared_clone`: the code of `clone_shares_bytes()` (shared_clone.py)
@@ -282,6 +288,8 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
         w.line("packet_begin(&s, lc, m, in_port);")
         w.line("packet_finish(&s);")
     w.line()
+    if prefetch_cells is not None:
+        w.extend(prefetch_cells)
     w.line("/* Parse a stage of packets, look up their exact ingress tables together, "
            "finish each. */")
     with w.block("void\nt4p4s_pipeline_process_burst(struct t4p4s_lcore *lc, "
@@ -310,10 +318,16 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), stage_prefetch=None,
                     w.line(f"t4p4s_table_lookup_burst(t4p4s_tables[{index}], keys, k, found);")
                     w.line("for (unsigned j = 0; j < k; j++)")
                     w.line(f"\tof[j]->{name}.entry = found[j];")
-            if stage_prefetch is not None:
-                w.extend(stage_prefetch)
-            w.line("for (unsigned i = 0; i < count; i++)")
-            w.line("\tpacket_finish(&s[i]);")
+            if prefetch_cells is None:
+                w.line("for (unsigned i = 0; i < count; i++)")
+                w.line("\tpacket_finish(&s[i]);")
+            else:
+                w.line(f"for (unsigned i = 0; i < count && i < {CELL_PREFETCH_DISTANCE}; i++)")
+                w.line("\tprefetch_cells(lc, &s[i]);")
+                with w.block("for (unsigned i = 0; i < count; i++)"):
+                    w.line(f"if (i + {CELL_PREFETCH_DISTANCE} < count)")
+                    w.line(f"\tprefetch_cells(lc, &s[i + {CELL_PREFETCH_DISTANCE}]);")
+                    w.line("packet_finish(&s[i]);")
     return w
 
 

@@ -145,11 +145,13 @@ def test_prefetch_hints_follow_action_data_to_extern_indices(tmp_path):
         }
     """)
     c = c_of(path)
-    stage = c[c.index("the counter and register cells the entries' action data index"):]
-    stage = stage[:stage.index("packet_finish(&s[i])")]
+    stage = c[c.index("prefetch_cells(struct t4p4s_lcore *lc, const struct packet_state *p)"):]
+    stage = stage[:stage.index("\n}\n")]
     assert "t4p4s_register_prefetch(t4p4s_registers[0], (uint32_t)d->index);" in stage
     assert "t4p4s_counter_prefetch(lc, t4p4s_counters[0], (uint32_t)d->index);" in stage
     assert "t4p4s_counters[1]" not in stage
+    burst = c[c.index("t4p4s_pipeline_process_burst(struct"):]
+    assert "prefetch_cells(lc, &s[i + 8]);" in burst, "packets ahead of the one that runs"
     c_file = tmp_path / "prefetch.c"
     c_file.write_text(c)
     check = gcc_syntax_check(c_file)
