@@ -24,7 +24,7 @@ from ..resources import CounterInfo, RegisterInfo, TableInfo
 from .emit import source_comment
 from .externs import arg, callee_name
 from .types import is_wide
-from .walk import children, walk
+from .walk import children, member_chain, walk
 
 # extern method -> position of its index argument
 _INDEX_ARGUMENT = {"count": 0, "read": 1, "write": 0}
@@ -196,17 +196,13 @@ def _param_of(e, action: ir.ActionDecl):
 def _canonical(e, written: set):
     """A field path as (root declaration id, member names), seeing through
     casts and through locals that are only initialised; None otherwise."""
-    e = _strip_casts(e)
-    names = []
-    while isinstance(e, ir.Member):
-        names.append(e.name)
-        e = e.expr
-    if not isinstance(e, ir.PathExpr) or e.decl is None:
+    root, names = member_chain(_strip_casts(e))
+    if root is None:
         return None
-    if isinstance(e.decl, ir.VarDecl) and not names and e.decl.init is not None \
-            and id(e.decl) not in written:
-        return _canonical(e.decl.init, written)
-    return (id(e.decl), tuple(reversed(names)))
+    if isinstance(root.decl, ir.VarDecl) and not names and root.decl.init is not None \
+            and id(root.decl) not in written:
+        return _canonical(root.decl.init, written)
+    return (id(root.decl), names)
 
 
 def _extern_calls(controls: list):

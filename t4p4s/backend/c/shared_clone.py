@@ -21,6 +21,7 @@ A clone with a truncate length, or of an original that egress drops or
 whose headers do not fit, is copied as before (v1model_arch)."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 from ...ir import nodes as ir
@@ -31,11 +32,13 @@ from .emit import CodeWriter
 from .expressions import ExprGen
 from .externs import callee_name
 from .v1model_arch import field_list_paths
-from .walk import walk
+from .walk import member_chain, walk
 
 K = ir.CallKind
 CLONE_CALLS = ("clone", "clone_preserving_field_list")
 UNKNOWN = None
+_COMPARISONS = {ir.BinOp.EQ: operator.eq, ir.BinOp.NE: operator.ne, ir.BinOp.LT: operator.lt,
+                ir.BinOp.LE: operator.le, ir.BinOp.GT: operator.gt, ir.BinOp.GE: operator.ge}
 
 
 @dataclass
@@ -87,10 +90,7 @@ class _CloneValues:
             return False if left is False and right is False else UNKNOWN
         if left is UNKNOWN or right is UNKNOWN:
             return UNKNOWN
-        compare = {ir.BinOp.EQ: lambda a, b: a == b, ir.BinOp.NE: lambda a, b: a != b,
-                   ir.BinOp.LT: lambda a, b: a < b, ir.BinOp.LE: lambda a, b: a <= b,
-                   ir.BinOp.GT: lambda a, b: a > b, ir.BinOp.GE: lambda a, b: a >= b}
-        return compare[e.op](left, right) if e.op in compare else UNKNOWN
+        return _COMPARISONS[e.op](left, right) if e.op in _COMPARISONS else UNKNOWN
 
     def _field(self, e: ir.Member):
         path = member_path(e)
@@ -98,7 +98,7 @@ class _CloneValues:
             return UNKNOWN
         root, names = path
         if root in self.std:
-            return INSTANCE_EGRESS_CLONE if names == ["instance_type"] else UNKNOWN
+            return INSTANCE_EGRESS_CLONE if names == ("instance_type",) else UNKNOWN
         if root not in self.meta or not (isinstance(e.type, T.TypeBool) or
                                          isinstance(e.type, T.TypeBits) and not e.type.signed):
             return UNKNOWN
@@ -118,13 +118,8 @@ class _CloneValues:
 
 def member_path(e: ir.Expression):
     """(id of the root declaration, field names) of `a.b.c`, else None."""
-    names = []
-    while isinstance(e, ir.Member):
-        names.append(e.name)
-        e = e.expr
-    if not isinstance(e, ir.PathExpr) or e.decl is None:
-        return None
-    return id(e.decl), names[::-1]
+    root, names = member_chain(e)
+    return None if root is None else (id(root.decl), names)
 
 
 def _fields_read(e: ir.Expression) -> list:

@@ -26,3 +26,14 @@ def walk(node):
         n = stack.pop()
         yield n
         stack.extend(reversed(list(children(n))))
+
+
+def member_chain(e):
+    """`a.b.c` as its root name and field names: (PathExpr of a, ("b",
+    "c")); the root is None when it is not a resolved name."""
+    names = []
+    while isinstance(e, ir.Member):
+        names.append(e.name)
+        e = e.expr
+    root = e if isinstance(e, ir.PathExpr) and e.decl is not None else None
+    return root, tuple(reversed(names))
