@@ -67,8 +67,12 @@ configure_port(uint16_t port, uint16_t *nb_rxq)
 			return -1;
 		}
 	}
+	/* a clone may be the original's mbuf sent twice (t4p4s_clone_share):
+	 * fast free, which assumes one reference, must stay off */
+	struct rte_eth_txconf txconf = info.default_txconf;
+	txconf.offloads &= ~RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 	for (uint16_t q = 0; q < n_workers; q++) {
-		ret = rte_eth_tx_queue_setup(port, q, nb_txd, socket, NULL);
+		ret = rte_eth_tx_queue_setup(port, q, nb_txd, socket, &txconf);
 		if (ret != 0) {
 			fprintf(stderr, "error: port %u: tx queue %u: %s\n",
 				port, q, rte_strerror(-ret));

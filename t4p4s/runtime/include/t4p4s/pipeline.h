@@ -229,9 +229,10 @@ bool t4p4s_clone_session(struct t4p4s_lcore *lc, uint32_t session,
 struct rte_mbuf *t4p4s_clone_copy(struct t4p4s_lcore *lc, const struct rte_mbuf *m);
 
 /* A clone whose bytes are the original's as sent: `m` itself, with one
- * more reference, so that it can be sent (or dropped) once more. The
- * ports never modify what they transmit and do not use
- * RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE, which requires one reference. */
+ * more reference, so that it can be sent (or dropped) once more. PMDs do
+ * not modify what they transmit, and the runtime sets its tx queues up
+ * without RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE (ports.c), which assumes one
+ * reference. */
 static inline struct rte_mbuf *
 t4p4s_clone_share(struct rte_mbuf *m)
 {
