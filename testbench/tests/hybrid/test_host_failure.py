@@ -8,7 +8,6 @@ from __future__ import annotations
 import subprocess
 import time
 
-
 from conftest import N_DRBS
 
 FAILOVER_LIMIT_S = 1.0
