@@ -157,11 +157,13 @@ class Deparser:
         with w.indented():
             w.line("uint8_t *const payload = rte_pktmbuf_mtod(s->m, uint8_t *) + s->payload_offset;")
             w.line("uint8_t *at = payload - len;")
-            self._for_each_emitted("p4_deparse_to_scratch", words, w)
+            self._for_each_emitted(lambda h, size: f"p4_deparse_to_scratch(&{h}.p, {h}.b, at, {size})",
+                                   words, w)
             w.line("if (!p4_deparse_resize(s->m, s->payload_offset, len))")
             w.line("\treturn false;")
             w.line("at = payload - len;")
-            self._for_each_emitted("p4_deparse_to_place", words, w)
+            self._for_each_emitted(lambda h, size: f"p4_deparse_to_place(&{h}.p, at, {size})",
+                                   words, w)
             w.line("s->payload_offset = len;")
             w.line("return true;")
         w.line("}")
@@ -193,15 +195,15 @@ class Deparser:
         w.line("}")
         w.line()
 
-    def _for_each_emitted(self, helper: str, words: int, w) -> None:
-        """Calls `helper` on the emitted sites only, in emit order: each
-        case has its header's constant size, and a packet pays for the
-        headers it has, not for every site of the deparser."""
+    def _for_each_emitted(self, call, words: int, w) -> None:
+        """`at = call(header, size)` for the emitted sites only, in emit
+        order: each case has its header's constant size, and a packet pays
+        for the headers it has, not for every site of the deparser."""
         with w.block(f"for (unsigned word = 0; word < {words}; word++)"):
             with w.block("for (uint64_t m = emitted[word]; m != 0; m &= m - 1)"):
                 with w.block("switch (64 * word + (unsigned)__builtin_ctzll(m))"):
                     for k, (h, size) in enumerate(self._sites):
-                        w.line(f"case {k}: at = {helper}(&{h}.p, {h}.b, at, {size}); break;")
+                        w.line(f"case {k}: at = {call(h, size)}; break;")
 
     def _body(self, control: ir.ControlDecl, collect: bool) -> CodeWriter:
         ctx = self.ctx

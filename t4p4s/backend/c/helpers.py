@@ -130,9 +130,8 @@ p4_deparse_resize(struct rte_mbuf *m, uint32_t payload_offset, uint32_t len)
 }
 
 static __rte_always_inline uint8_t *
-p4_deparse_to_place(uint8_t **p, uint8_t *scratch, uint8_t *at, uint32_t size)
+p4_deparse_to_place(uint8_t **p, uint8_t *at, uint32_t size)
 {
-	(void)scratch;
 	if (*p != at) {
 		memcpy(at, *p, size);
 		*p = at;

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ...ir import nodes as ir
 from ..resources import CounterInfo, RegisterInfo, TableInfo
-from .emit import source_comment
+from .emit import CodeWriter, source_comment
 from .externs import arg, callee_name
 from .types import is_wide
 from .walk import children, member_chain, walk
@@ -86,11 +86,12 @@ def hints(resources, controls: list, tables: list[TableInfo]) -> list[Hint]:
     return list(found.values())
 
 
-def emit(hints_: list[Hint], actions, lookahead_name, w) -> bool:
-    """`prefetch_cells(lc, p)`: prefetches the cells packet p's entries
-    (found ahead) index; False, and nothing written, without hints."""
+def emit(hints_: list[Hint], actions, lookahead_name) -> CodeWriter | None:
+    """`prefetch_cells(lc, p)`, which prefetches the cells packet p's
+    entries (found ahead) index; None without hints."""
     if not hints_:
-        return False
+        return None
+    w = CodeWriter()
     w.line("/* The counter and register cells packet p's entries, found ahead, index "
            "(t4p4s/backend/c/prefetch.py). */")
     w.line("static __rte_always_inline void")
@@ -117,7 +118,7 @@ def emit(hints_: list[Hint], actions, lookahead_name, w) -> bool:
                                 w.line(h.c_call("d"))
                             w.line("break;")
     w.line()
-    return True
+    return w
 
 
 class _Exclusion:

@@ -6,7 +6,6 @@ from .actions import Actions
 from .context import Context
 from .controls import Controls, Deparser
 from .descriptors import Descriptors
-from .emit import CodeWriter
 from .helpers import HELPERS_C
 from .parser import Parser
 from . import prefetch
@@ -59,9 +58,8 @@ def generate_c(bound, resources: Resources, program_name: str,
     deparser = Deparser(ctx)
     deparser.emit(bound.deparser)
     descriptors = Descriptors(ctx, actions).emit(program_name, p4info_path)
-    prefetch_cells = CodeWriter()
-    has_prefetch = prefetch.emit(prefetch.hints(resources, [bound.ingress, bound.egress], tables.lookahead),
-                                 actions, tables.lookahead_name, prefetch_cells)
+    prefetch_cells = prefetch.emit(prefetch.hints(resources, [bound.ingress, bound.egress], tables.lookahead),
+                                   actions, tables.lookahead_name)
     sharing = shared_clone.plan(bound, ctx.clone_kinds, deparser.emits_every_header)
     arch = pipeline(ctx, f"parser_{bound.parser.name}",
                     [controls.function_name(c) for c in
@@ -69,7 +67,7 @@ def generate_c(bound, resources: Resources, program_name: str,
                       bound.compute_checksum)],
                     f"deparser_{bound.deparser.name}",
                     [(tables.lookahead_name(t), t.index) for t in tables.lookahead],
-                    prefetch_cells if has_prefetch else None, deparser.emits_every_header,
+                    prefetch_cells, deparser.emits_every_header,
                     shared_clone.emit_check(ctx, sharing) if sharing else None)
     state = state_struct(ctx, state_fields + tables.state_fields)
 

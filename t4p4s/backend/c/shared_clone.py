@@ -31,11 +31,10 @@ from .controls import block_bindings
 from .emit import CodeWriter
 from .expressions import ExprGen
 from .externs import callee_name
-from .v1model_arch import field_list_paths
+from .v1model_arch import CLONE_CALLS, field_list_paths
 from .walk import member_chain, walk
 
 K = ir.CallKind
-CLONE_CALLS = ("clone", "clone_preserving_field_list")
 UNKNOWN = None
 _COMPARISONS = {ir.BinOp.EQ: operator.eq, ir.BinOp.NE: operator.ne, ir.BinOp.LT: operator.lt,
                 ir.BinOp.LE: operator.le, ir.BinOp.GT: operator.gt, ir.BinOp.GE: operator.ge}
@@ -108,12 +107,8 @@ class _CloneValues:
         return False if isinstance(e.type, T.TypeBool) else 0
 
     def reads_headers_only(self, e: ir.Expression) -> bool:
-        for n in walk(e):
-            if isinstance(n, ir.PathExpr) and id(n.decl) not in self.headers:
-                return False
-            if isinstance(n, ir.MethodCall) and n.kind != K.HEADER_IS_VALID:
-                return False
-        return True
+        return _pure(e) and all(id(n.decl) in self.headers
+                                for n in walk(e) if isinstance(n, ir.PathExpr))
 
 
 def member_path(e: ir.Expression):
@@ -171,8 +166,7 @@ def plan(bound, clone_kinds, deparser_emits_every_header: bool) -> SharedClonePl
     if "E2E" not in clone_kinds or not deparser_emits_every_header:
         return None
     egress = bound.egress
-    if any(not isinstance(d, (ir.VarDecl, ir.ConstDecl, ir.ActionDecl, ir.TableDecl, ir.Instantiation))
-           for d in egress.locals) or not _inert_for_clone(_CloneValues(bound, egress), egress.body):
+    if not _inert_for_clone(_CloneValues(bound, egress), egress.body):
         return None
     cc = bound.compute_checksum
     calls: list = []

@@ -80,6 +80,9 @@ def _instances(ctx) -> list:
     return out
 
 
+CLONE_CALLS = ("clone", "clone_preserving_field_list")
+
+
 def clone_kinds(bound) -> frozenset:
     """The clone types ("I2E", "E2E") of the program's clone() and
     clone_preserving_field_list() calls (always compile-time constants)."""
@@ -87,8 +90,7 @@ def clone_kinds(bound) -> frozenset:
                            if isinstance(d, (ir.ActionDecl, ir.FunctionDecl))]
     kinds = set()
     for n in (n for block in code for n in walk(block)):
-        if isinstance(n, ir.MethodCall) and callee_name(n) in (
-                "clone", "clone_preserving_field_list"):
+        if isinstance(n, ir.MethodCall) and callee_name(n) in CLONE_CALLS:
             kind = arg(n, 0)
             if isinstance(kind, ir.Member):
                 kinds.add(kind.name)
