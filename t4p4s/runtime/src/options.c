@@ -26,8 +26,12 @@ usage(const char *prog)
 		"  --p4runtime [ADDR:]PORT\n"
 		"                      serve P4Runtime on ADDR (default 127.0.0.1):PORT\n"
 		"                      (port 0: any free port, printed at start)\n"
-		"  --device-id N       P4Runtime device id (default 1)\n",
-		prog, T4P4S_MAX_BURST);
+		"  --device-id N       P4Runtime device id (default 1)\n"
+		"  --rx-replay PORT:FILE.pcap\n"
+		"                      overwrite each packet PORT receives with the next\n"
+		"                      frame of FILE, round and round (a benchmark source\n"
+		"                      for a net_null port; up to %d times)\n",
+		prog, T4P4S_MAX_BURST, T4P4S_MAX_RX_REPLAY);
 }
 
 static int
@@ -48,7 +52,7 @@ parse_number(const char *opt, const char *arg, double min, double max,
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
        OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG,
-       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_HELP };
+       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_HELP };
 
 int
 t4p4s_options_parse(int argc, char **argv, const char *prog,
@@ -66,6 +70,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "log-msg", no_argument, NULL, OPT_LOG_MSG },
 		{ "p4runtime", required_argument, NULL, OPT_P4RUNTIME },
 		{ "device-id", required_argument, NULL, OPT_DEVICE_ID },
+		{ "rx-replay", required_argument, NULL, OPT_RX_REPLAY },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -139,6 +144,14 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 			out->device_id = id;
 			break;
 		}
+		case OPT_RX_REPLAY:
+			if (out->n_rx_replay == T4P4S_MAX_RX_REPLAY) {
+				fprintf(stderr, "error: --rx-replay: at most %d\n",
+					T4P4S_MAX_RX_REPLAY);
+				goto bad;
+			}
+			out->rx_replay[out->n_rx_replay++] = optarg;
+			break;
 		case OPT_HELP:
 			usage(prog);
 			return -1;

@@ -7,6 +7,8 @@
 
 #include "governor.h"
 
+#define T4P4S_MAX_RX_REPLAY 8
+
 struct t4p4s_options {
 	const char *control_path;   /* --control: UNIX socket, or NULL */
 	const char *entries_path;   /* --entries: JSON array of commands */
@@ -19,6 +21,8 @@ struct t4p4s_options {
 	bool log_msg;
 	const char *p4runtime_address;  /* --p4runtime [ADDR:]PORT, or NULL */
 	uint64_t device_id;             /* --device-id (P4Runtime), default 1 */
+	const char *rx_replay[T4P4S_MAX_RX_REPLAY];  /* --rx-replay PORT:FILE.pcap */
+	unsigned n_rx_replay;
 };
 
 /* Parses argv (without the EAL part); on error prints why and the usage to

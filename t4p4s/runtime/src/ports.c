@@ -7,6 +7,7 @@
 
 #include "options.h"
 #include "ports.h"
+#include "rx_replay.h"
 #include "runtime.h"
 
 #define RX_DESC 1024
@@ -145,6 +146,10 @@ t4p4s_ports_init(void)
 			}
 			lc->rx[lc->n_rx++] = (struct t4p4s_rx_queue){ port, q };
 		}
+	}
+	for (unsigned i = 0; i < t4p4s_rt.opts->n_rx_replay; i++) {
+		if (t4p4s_rx_replay_attach(t4p4s_rt.opts->rx_replay[i], t4p4s_rt.pool) != 0)
+			return -1;
 	}
 	for (unsigned w = 0; w < n_workers; w++) {
 		struct t4p4s_lcore *lc = t4p4s_rt.lcores[w];

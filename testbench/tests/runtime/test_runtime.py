@@ -462,3 +462,52 @@ def test_table_writes_under_traffic(binary, tmp_path):
     stats = rt.stop()
     assert rounds > 3
     assert stats["ports"][0]["rx"] > 100000
+
+
+def _pcap_frames(path: Path) -> list[bytes]:
+    """Frames of a little-endian pcap (micro- or nanosecond); scapy's reader
+    is too slow for the hundred thousand frames an rx replay writes in a blink."""
+    data = path.read_bytes()
+    assert data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")
+    frames, offset = [], 24
+    while offset < len(data):
+        caplen = int.from_bytes(data[offset + 8:offset + 12], "little")
+        frames.append(data[offset + 16:offset + 16 + caplen])
+        offset += 16 + caplen
+    return frames
+
+
+def test_rx_replay_overwrites_every_received_frame(binary, tmp_path):
+    """--rx-replay on a net_null port: each received mbuf carries the next
+    frame of the pcap, in order and round and round, whatever its length."""
+    frames = [frame(payload=bytes([i]) * n) for i, n in enumerate((10, 300, 1))]
+    replayed = write_pcap(tmp_path / "replay.pcap", frames)
+    out = tmp_path / "out1.pcap"
+    stats = tmp_path / "stats.json"
+    r = subprocess.run([str(binary), *eal(), "--vdev", "net_null0", "--vdev", f"net_pcap1,tx_pcap={out}",
+                        "--", "--duration", "0.02", "--stats-json", str(stats),
+                        "--rx-replay", f"0:{replayed}"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert f"port 0 receives the 3 frames of {replayed}" in r.stdout
+    sent = _pcap_frames(out)
+    assert len(sent) > 3 * 100
+    assert json.loads(stats.read_text())["ports"][0]["rx"] == len(sent)
+    assert sent == [swapped(frames[i % 3]) for i in range(len(sent))]
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("x", "is not PORT:FILE.pcap"),
+    ("0:", "is not PORT:FILE.pcap"),
+    ("7:{pcap}", "no port 7"),
+    ("0:{missing}", "--rx-replay: "),
+    ("0:{empty}", "has no frames"),
+    ("0:{jumbo}", "frame 2 has 3000 of 3000 bytes"),
+])
+def test_rx_replay_errors(binary, tmp_path, spec, message):
+    pcaps = {"pcap": write_pcap(tmp_path / "one.pcap", [frame()]), "missing": tmp_path / "missing.pcap",
+             "empty": write_pcap(tmp_path / "empty.pcap", []),
+             "jumbo": write_pcap(tmp_path / "jumbo.pcap", [frame(), frame(payload=b"j" * (3000 - 42))])}
+    r = subprocess.run([str(binary), *eal(), "--vdev", "net_null0", "--", "--duration", "1",
+                        "--rx-replay", spec.format(**pcaps)], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert message in r.stderr
