@@ -39,7 +39,8 @@ def _port_totals(stats: dict) -> tuple[int, int]:
 
 def measure_compiled(executable: Path, lcore: int, vdevs: tuple[str, ...], duration_s: int,
                      tsc_hz: float, work_dir: Path, entries: Path | None = None,
-                     extra_mbufs: int = 0) -> Sample:
+                     extra_mbufs: int = 0, options: tuple[str, ...] = ()) -> Sample:
+    """OPTIONS: more of the executable's own options (after EAL's `--`)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     stats_path = work_dir / "stats.json"
     stats_path.unlink(missing_ok=True)
@@ -49,6 +50,7 @@ def measure_compiled(executable: Path, lcore: int, vdevs: tuple[str, ...], durat
         command += ["--entries", str(entries)]
     if extra_mbufs:
         command += ["--mbufs", str(extra_mbufs)]
+    command += options
     finished = run_to_exit(command, work_dir / "run.log", duration_s + STARTUP_ALLOWANCE_S)
     try:
         stats = json.loads(stats_path.read_text())

@@ -42,9 +42,20 @@ TESTPMD_OWN_MBUFS = 16384
 
 
 def gnb_downlink_vdevs(pcap: Path) -> tuple[str, ...]:
-    """The gNB's ports for the downlink benchmarks: N3 (0) replays the pcap
+    """The gNB's ports with net_pcap as the source: N3 (0) replays the pcap
     forever, the radio (1) and buffering-service (2) ports only transmit."""
     return (f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0,no-rx=1", "net_null1,no-rx=1")
+
+
+# The gNB steps' source: N3 (0) is a net_null port whose every received
+# mbuf the runtime's --rx-replay overwrites with the pcap's next frame
+# (t4p4s/runtime/src/rx_replay.c), about 10 cycles a packet where net_pcap's
+# infinite_rx takes about 50; radio (1) and buffering service (2) as above.
+GNB_DOWNLINK_REPLAY_VDEVS = ("net_null0", "net_null1,no-rx=1", "net_null2,no-rx=1")
+
+
+def rx_replay_options(pcap: Path) -> tuple[str, ...]:
+    return ("--rx-replay", f"0:{pcap}")
 
 
 class Workload:
@@ -85,11 +96,15 @@ class CompiledWorkload(Workload):
     def entries(self) -> Path | None:
         return None
 
+    def options(self, settings: Settings) -> tuple[str, ...]:
+        return ()
+
     def measure(self, settings: Settings, repeat: int) -> Sample:
         return measure_compiled(Path(self.compiled.executable_path), settings.lcore,
                                 self.vdevs(settings), settings.duration_s, settings.tsc_hz,
                                 settings.build_dir / "runs" / f"{self.name}.{repeat}",
-                                entries=self.entries(), extra_mbufs=self.extra_mbufs)
+                                entries=self.entries(), extra_mbufs=self.extra_mbufs,
+                                options=self.options(settings))
 
 
 class L2fwdNull(CompiledWorkload):
@@ -151,9 +166,8 @@ class ExactTablePcap(PcapReplayWorkload):
 
 class GnbDownlinkStep(CompiledWorkload):
     """One step of the downlink (paper 001 Fig. 7/8): N_EXACT_ENTRIES DRBs'
-    128-byte GTP-U frames replayed by net_pcap on the N3 port (0); the radio
-    port (1) and the buffering-service port (2) are net_null."""
-    extra_mbufs = PCAP_REPLAY_MBUFS
+    128-byte GTP-U frames replayed into the N3 port (0) by --rx-replay; the
+    radio port (1) and the buffering-service port (2) are net_null."""
     baseline = "gnb_l2fwd"
     with_drbs = False
 
@@ -163,7 +177,10 @@ class GnbDownlinkStep(CompiledWorkload):
                              if self.with_drbs else None)
 
     def vdevs(self, settings: Settings) -> tuple[str, ...]:
-        return gnb_downlink_vdevs(downlink_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
+        return GNB_DOWNLINK_REPLAY_VDEVS
+
+    def options(self, settings: Settings) -> tuple[str, ...]:
+        return rx_replay_options(downlink_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
 
     def entries(self) -> Path | None:
         return self.entries_path
@@ -218,7 +235,23 @@ class GnbFullDownlink(GnbDownlinkStep):
     with_drbs = True
 
 
-GNB_STEPS_WORKLOADS = (TestpmdMacswapGnbPcap, GnbL2fwd, GnbDecap, GnbRadioHeaders, GnbDrbTable, GnbFullDownlink)
+class GnbFullDownlinkNetPcap(GnbFullDownlink):
+    """Step 5 with net_pcap as its source, as every step had before
+    --rx-replay existed: what that source costs the whole pipeline."""
+    name = "gnb_host_p4_net_pcap"
+    description = "step 5 with net_pcap's infinite_rx as the N3 source instead of --rx-replay"
+    baseline = GnbFullDownlink.name
+    extra_mbufs = PCAP_REPLAY_MBUFS
+
+    def vdevs(self, settings: Settings) -> tuple[str, ...]:
+        return gnb_downlink_vdevs(downlink_pcap(settings.build_dir / "traffic", N_EXACT_ENTRIES))
+
+    def options(self, settings: Settings) -> tuple[str, ...]:
+        return ()
+
+
+GNB_STEPS_WORKLOADS = (TestpmdMacswapGnbPcap, GnbL2fwd, GnbDecap, GnbRadioHeaders, GnbDrbTable, GnbFullDownlink,
+                       GnbFullDownlinkNetPcap)
 ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, SwxL2fwdMacswpNull, L2fwdPcap, ExactTablePcap, *GNB_STEPS_WORKLOADS)
 
 # Peers considered for the comparison and why they are not measured
