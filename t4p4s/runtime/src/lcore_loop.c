@@ -29,7 +29,7 @@ t4p4s_drop(struct t4p4s_lcore *lc, struct rte_mbuf *m,
 	rte_pktmbuf_free(m);
 }
 
-void
+__attribute__((always_inline)) inline void
 t4p4s_send(struct t4p4s_lcore *lc, struct rte_mbuf *m, uint32_t port)
 {
 	if (unlikely(port >= lc->n_ports)) {
