@@ -115,21 +115,27 @@ class Controls:
 
 class Deparser:
     """The deparser: the emitted headers (valid ones, in emit order) must
-    end up right before the payload.  ``deparser_X`` walks the emits only
-    checking that each header already is where it belongs if nothing moves
-    (the common case: headers stay in the packet, none added or removed),
-    without writing anything.  Otherwise ``deparser_X_move`` runs the body
-    once, noting at each emit site whether it emitted its header, then
-    rewrites the header region site by site in emit order (the body has no
-    loops, so a path through it meets the sites in that order), each with
-    the header's constant size.  A deparser body with extern calls always
-    takes the second path, so that their side effects happen once."""
+    end up right before the payload.  ``deparser_X`` walks the emits
+    checking whether each header already is where it belongs if nothing
+    moves (the common case: headers stay in the packet, none added or
+    removed), without writing anything.  When the body is a plain list of
+    emits, the same walk notes which way the headers in the packet would
+    move; if they all move the same way (a gNB adding radio headers in
+    place of a GTP tunnel, or a tunnel put in front of a packet), the
+    headers are copied to their places right there, one straight-line pass
+    whose branches are the headers' validity (p4_deparse_note).  Otherwise
+    ``deparser_X_move`` runs the body once, noting at each emit site
+    whether it emitted its header, then rewrites the header region site by
+    site in emit order (the body has no loops, so a path through it meets
+    the sites in that order), each with the header's constant size.  A
+    deparser body with extern calls always takes that general path, so
+    that their side effects happen once."""
 
     def __init__(self, ctx):
         self.ctx = ctx
         self.functions = CodeWriter()
         self._collect = False
-        self._sites: list = []             # each emit site's header (C) and size
+        self._sites: list = []             # each emit site's header (C), size and source comment
         self._emitted: set = set()
         # every header instance is emitted whenever it is valid, so after
         # deparsing, each valid header is in the packet (v1model_arch's clones)
@@ -181,12 +187,14 @@ class Deparser:
             if has_externs:
                 w.line("/* extern calls: run the body once, in the general path */")
                 w.line(f"return {name}_move(s);")
+            elif straight_line:
+                self._emit_one_pass(name, w)
             else:
                 w.line("uint8_t *const start = rte_pktmbuf_mtod(s->m, uint8_t *);")
                 w.line("uint8_t *at = start;    /* where the next header is if "
                        "nothing moves */")
                 w.line("bool in_place = true;")
-        if not has_externs:
+        if not has_externs and not straight_line:
             w.extend(self._body(control, collect=False))
             with w.indented():
                 w.line("if (likely(in_place && at == start + s->payload_offset))")
@@ -195,6 +203,40 @@ class Deparser:
         w.line("}")
         w.line()
 
+    def _emit_one_pass(self, name: str, w) -> None:
+        """The body of ``deparser_X`` for a plain list of emits (see the
+        class and p4_deparse_note)."""
+        sites = self._sites
+        w.line("uint8_t *const start = rte_pktmbuf_mtod(s->m, uint8_t *);")
+        w.line("const uint32_t parsed = s->payload_offset;")
+        w.line("uint32_t len = 0;       /* the emitted headers' bytes so far */")
+        w.line("bool in_place = true;")
+        w.line("int64_t most = INT64_MIN, least = INT64_MAX;")
+        for h, size, comment in sites:
+            w.line(comment)
+            with w.block(f"if ({h}.valid)"):
+                w.line(f"p4_deparse_note(start, parsed, {h}.p, len, &in_place, &most, &least);")
+                w.line(f"len += {size};")
+        w.line("if (likely(in_place && len == parsed))")
+        w.line("\treturn true;")
+        w.line("const int64_t region = (int64_t)parsed - (int64_t)len;")
+        with w.block("if (most <= region)"):
+            w.line("if (!p4_deparse_resize(s->m, parsed, len))")
+            w.line("\treturn false;")
+            w.line("uint8_t *end = start + parsed;     /* last to first */")
+            for h, size, _ in reversed(sites):
+                w.line(f"if ({h}.valid) end = p4_deparse_shift_before(&{h}.p, end, {size});")
+        with w.block("else if (least >= region)"):
+            w.line("if (!p4_deparse_resize(s->m, parsed, len))")
+            w.line("\treturn false;")
+            w.line("uint8_t *at = start + region;     /* first to last */")
+            for h, size, _ in sites:
+                w.line(f"if ({h}.valid) at = p4_deparse_shift_to(&{h}.p, at, {size});")
+        with w.block("else"):
+            w.line(f"return {name}_move(s);")
+        w.line("s->payload_offset = len;")
+        w.line("return true;")
+
     def _for_each_emitted(self, call, words: int, w) -> None:
         """`at = call(header, size)` for the emitted sites only, in emit
         order: each case has its header's constant size, and a packet pays
@@ -202,7 +244,7 @@ class Deparser:
         with w.block(f"for (unsigned word = 0; word < {words}; word++)"):
             with w.block("for (uint64_t m = emitted[word]; m != 0; m &= m - 1)"):
                 with w.block("switch (64 * word + (unsigned)__builtin_ctzll(m))"):
-                    for k, (h, size) in enumerate(self._sites):
+                    for k, (h, size, _) in enumerate(self._sites):
                         w.line(f"case {k}: at = {call(h, size)}; break;")
 
     def _body(self, control: ir.ControlDecl, collect: bool) -> CodeWriter:
@@ -244,7 +286,7 @@ class Deparser:
                 k = len(self._sites)
                 w.line(f"emitted[{k // 64}] |= (uint64_t)({h}.valid != 0) << {k % 64};")
                 w.line(f"len += {h}.valid != 0 ? {size} : 0;")
-                self._sites.append((h, size))
+                self._sites.append((h, size, source_comment(e.src)))
             else:
                 with w.block(f"if ({h}.valid)"):
                     w.line(f"in_place &= {h}.p == at;")

@@ -138,4 +138,47 @@ p4_deparse_to_place(uint8_t **p, uint8_t *at, uint32_t size)
 	}
 	return at + size;
 }
+
+/* The one-pass case of a deparser without branches (deparser_X): when every
+ * emitted header that is in the packet moves towards the payload (or stays),
+ * copying the headers last to first never overwrites bytes still to be
+ * copied; when every one moves away from it, first to last does the same.
+ * p4_deparse_note records, per emitted header, `shift` = its offset now
+ * minus its offset among the emitted headers; the headers move towards the
+ * payload iff the largest shift is at most the new start of the header
+ * region (`parsed - len`), away from it iff the smallest is at least that.
+ * A header may overlap its own destination, hence memmove. */
+static __rte_always_inline void
+p4_deparse_note(const uint8_t *start, uint32_t parsed, const uint8_t *p, uint32_t before,
+		bool *in_place, int64_t *most, int64_t *least)
+{
+	uint64_t offset = (uint64_t)((uintptr_t)p - (uintptr_t)start);
+	*in_place &= offset == before;
+	if (offset < parsed) {      /* in the packet, not in its scratch bytes */
+		int64_t shift = (int64_t)offset - (int64_t)before;
+		*most = RTE_MAX(*most, shift);
+		*least = RTE_MIN(*least, shift);
+	}
+}
+
+static __rte_always_inline uint8_t *
+p4_deparse_shift_before(uint8_t **p, uint8_t *end, uint32_t size)
+{
+	uint8_t *at = end - size;
+	if (*p != at) {
+		memmove(at, *p, size);
+		*p = at;
+	}
+	return at;
+}
+
+static __rte_always_inline uint8_t *
+p4_deparse_shift_to(uint8_t **p, uint8_t *at, uint32_t size)
+{
+	if (*p != at) {
+		memmove(at, *p, size);
+		*p = at;
+	}
+	return at + size;
+}
 """
