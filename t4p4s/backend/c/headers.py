@@ -61,7 +61,7 @@ def copy(dst: str, src: str, t: T.Type, size_of, w) -> None:
     elif isinstance(t, T.TypeHeader):
         with w.block(f"if ({src}.valid)"):
             w.line(f"if (!{dst}.valid) {dst}.p = {dst}.b;")
-            w.line(f"memmove({dst}.p, {src}.p, {size_of(t)});")
+            w.line(f"p4_move_bytes({dst}.p, {src}.p, {size_of(t)});")
         w.line(f"{dst}.valid = {src}.valid;")
     elif isinstance(t, T.TypeStack):
         for i in range(t.size):

@@ -98,6 +98,17 @@ p4_stack_index(uint64_t i, uint32_t size)
 	return i < size ? (uint32_t)i : size - 1;
 }
 
+/* memmove for a constant `size` (header copies, headers moving over their
+ * own bytes): every byte is read before any is written, in a few register
+ * moves, where memmove itself is a call into libc. */
+static __rte_always_inline void
+p4_move_bytes(uint8_t *to, const uint8_t *from, uint32_t size)
+{
+	uint8_t bytes[size];
+	memcpy(bytes, from, size);
+	memcpy(to, bytes, size);
+}
+
 /* The general deparser case (deparser_X_move): some emitted header is not at
  * its final address, or the emitted headers are longer or shorter than the
  * parsed ones.  For each emit site that emitted a header, in emit order
@@ -147,7 +158,7 @@ p4_deparse_to_place(uint8_t **p, uint8_t *at, uint32_t size)
  * minus its offset among the emitted headers; the headers move towards the
  * payload iff the largest shift is at most the new start of the header
  * region (`parsed - len`), away from it iff the smallest is at least that.
- * A header may overlap its own destination, hence memmove. */
+ * A header may overlap its own destination (p4_move_bytes). */
 static __rte_always_inline void
 p4_deparse_note(const uint8_t *start, uint32_t parsed, const uint8_t *p, uint32_t before,
 		bool *in_place, int64_t *most, int64_t *least)
@@ -166,7 +177,7 @@ p4_deparse_shift_before(uint8_t **p, uint8_t *end, uint32_t size)
 {
 	uint8_t *at = end - size;
 	if (*p != at) {
-		memmove(at, *p, size);
+		p4_move_bytes(at, *p, size);
 		*p = at;
 	}
 	return at;
@@ -176,7 +187,7 @@ static __rte_always_inline uint8_t *
 p4_deparse_shift_to(uint8_t **p, uint8_t *at, uint32_t size)
 {
 	if (*p != at) {
-		memmove(at, *p, size);
+		p4_move_bytes(at, *p, size);
 		*p = at;
 	}
 	return at + size;

@@ -170,7 +170,7 @@ def test_header_copies_compile(tmp_path):
     c = c_of(source)
     # a header copy moves bytes, never the pointer (that would alias)
     assert not re.search(r"s->hdr\.eth(\.p)? = tmp_\d+(\.p)?;", c)
-    assert re.search(r"memmove\(s->hdr\.eth\.p, tmp_\d+\.p, 14\);", c)
+    assert re.search(r"p4_move_bytes\(s->hdr\.eth\.p, tmp_\d+\.p, 14\);", c)
     (tmp_path / "copies.c").write_text(c)
     result = gcc_syntax_check(tmp_path / "copies.c")
     assert result.returncode == 0, result.stderr[-3000:]
