@@ -13,6 +13,19 @@
 #include <rte_byteorder.h>
 #include <rte_common.h>
 
+/* Network order through GCC's byte swaps rather than DPDK's: on x86 those
+ * are asm volatile (an xchg of byte registers for 16 bits) that the
+ * compiler can neither fold nor schedule. A swap is its own inverse. */
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+#define T4P4S_BE16(x) __builtin_bswap16(x)
+#define T4P4S_BE32(x) __builtin_bswap32(x)
+#define T4P4S_BE64(x) __builtin_bswap64(x)
+#else
+#define T4P4S_BE16(x) (x)
+#define T4P4S_BE32(x) (x)
+#define T4P4S_BE64(x) (x)
+#endif
+
 /* Loads and stores are split into naturally sized pieces (nbytes is a
  * compile-time constant in generated code, so the switch folds away). A
  * memcpy into part of a stack word followed by a full-word load would
@@ -25,10 +38,10 @@ t4p4s_load_be_piece(const uint8_t *p, unsigned nbytes)
 	switch (nbytes) {
 	case 4:
 		memcpy(&v32, p, 4);
-		return rte_be_to_cpu_32(v32);
+		return T4P4S_BE32(v32);
 	case 2:
 		memcpy(&v16, p, 2);
-		return rte_be_to_cpu_16(v16);
+		return T4P4S_BE16(v16);
 	default:
 		return p[0];
 	}
@@ -42,7 +55,7 @@ t4p4s_load_be64(const uint8_t *p, unsigned nbytes)
 	switch (nbytes) {
 	case 8:
 		memcpy(&v64, p, 8);
-		return rte_be_to_cpu_64(v64);
+		return T4P4S_BE64(v64);
 	case 7:
 		return t4p4s_load_be_piece(p, 4) << 24 |
 		       t4p4s_load_be_piece(p + 4, 2) << 8 | p[6];
@@ -69,11 +82,11 @@ t4p4s_store_be_piece(uint8_t *p, unsigned nbytes, uint64_t v)
 	uint16_t v16;
 	switch (nbytes) {
 	case 4:
-		v32 = rte_cpu_to_be_32((uint32_t)v);
+		v32 = T4P4S_BE32((uint32_t)v);
 		memcpy(p, &v32, 4);
 		break;
 	case 2:
-		v16 = rte_cpu_to_be_16((uint16_t)v);
+		v16 = T4P4S_BE16((uint16_t)v);
 		memcpy(p, &v16, 2);
 		break;
 	default:
@@ -87,7 +100,7 @@ t4p4s_store_be64(uint8_t *p, unsigned nbytes, uint64_t v)
 	uint64_t be;
 	switch (nbytes) {
 	case 8:
-		be = rte_cpu_to_be_64(v);
+		be = T4P4S_BE64(v);
 		memcpy(p, &be, 8);
 		break;
 	case 7:
