@@ -35,7 +35,7 @@ class Parser:
         self.ctx = ctx
         self.functions = CodeWriter()
 
-    def emit(self, parser: ir.ParserDecl) -> None:
+    def emit(self, parser: ir.ParserDecl, out_of_line: bool = False) -> None:
         ctx = self.ctx
         bindings = block_bindings(ctx, parser.params)
         # the `out H` parameter is the headers struct too
@@ -45,10 +45,7 @@ class Parser:
         sg = StatementGen(ctx, exprs, self._call_stmt, value_call=self._value_call,
                           before=lambda stmt, w: self._require_lookahead([stmt], w))
         w.line(source_comment(parser.src))
-        # Out of line: inlined into the burst loop, GCC ran short of
-        # registers and spilled a header byte that it read back as a word,
-        # which store forwarding cannot serve (gnb_host_p4 ~3% faster so).
-        w.line("static __rte_noinline void")
+        w.line("static __rte_noinline void" if out_of_line else "static __rte_always_inline void")
         with w.block(f"parser_{parser.name}(struct packet_state *s)"):
             w.line("uint8_t *pkt = rte_pktmbuf_mtod(s->m, uint8_t *);")
             w.line("const uint32_t len = rte_pktmbuf_data_len(s->m);")
