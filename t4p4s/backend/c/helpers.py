@@ -100,45 +100,23 @@ p4_stack_index(uint64_t i, uint32_t size)
 
 /* memmove for a constant `size` (header copies, headers moving over their
  * own bytes), where memmove itself is a call into libc: the first and the
- * last 2, 4 or 8 bytes (twice 8 up to 32) are read into registers before
- * any is written.  Bytes read back from a buffer on the stack would be
- * slower still: a load spanning two of its stores is not forwarded. */
+ * last `width` bytes, which together cover all, are read into registers
+ * before either is written.  Bytes read back from a buffer on the stack
+ * would be slower still: a load spanning two of its stores is not
+ * forwarded. */
 static __rte_always_inline void
 p4_move_bytes(uint8_t *to, const uint8_t *from, uint32_t size)
 {
 	if (size > 32) {
 		memmove(to, from, size);
-	} else if (size > 16) {
-		uint64_t a, b, y, z;
-		memcpy(&a, from, 8);
-		memcpy(&b, from + 8, 8);
-		memcpy(&y, from + size - 16, 8);
-		memcpy(&z, from + size - 8, 8);
-		memcpy(to, &a, 8);
-		memcpy(to + 8, &b, 8);
-		memcpy(to + size - 16, &y, 8);
-		memcpy(to + size - 8, &z, 8);
-	} else if (size >= 8) {
-		uint64_t a, z;
-		memcpy(&a, from, 8);
-		memcpy(&z, from + size - 8, 8);
-		memcpy(to, &a, 8);
-		memcpy(to + size - 8, &z, 8);
-	} else if (size >= 4) {
-		uint32_t a, z;
-		memcpy(&a, from, 4);
-		memcpy(&z, from + size - 4, 4);
-		memcpy(to, &a, 4);
-		memcpy(to + size - 4, &z, 4);
-	} else if (size >= 2) {
-		uint16_t a, z;
-		memcpy(&a, from, 2);
-		memcpy(&z, from + size - 2, 2);
-		memcpy(to, &a, 2);
-		memcpy(to + size - 2, &z, 2);
-	} else if (size == 1) {
-		*to = *from;
+		return;
 	}
+	uint32_t width = size > 16 ? 16 : size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : size;
+	unsigned __int128 first, last;
+	memcpy(&first, from, width);
+	memcpy(&last, from + size - width, width);
+	memcpy(to, &first, width);
+	memcpy(to + size - width, &last, width);
 }
 
 /* The general deparser case (deparser_X_move): some emitted header is not at
