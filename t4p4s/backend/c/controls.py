@@ -225,13 +225,13 @@ class Deparser:
             w.line("\treturn false;")
             w.line("uint8_t *end = start + parsed;     /* last to first */")
             for h, size, _ in reversed(sites):
-                w.line(f"if ({h}.valid) end = p4_deparse_shift_before(&{h}.p, end, {size});")
+                w.line(f"if ({h}.valid) end = p4_deparse_to_place_before(&{h}.p, end, {size});")
         with w.block("else if (least >= region)"):
             w.line("if (!p4_deparse_resize(s->m, parsed, len))")
             w.line("\treturn false;")
             w.line("uint8_t *at = start + region;     /* first to last */")
             for h, size, _ in sites:
-                w.line(f"if ({h}.valid) at = p4_deparse_shift_to(&{h}.p, at, {size});")
+                w.line(f"if ({h}.valid) at = p4_deparse_to_place(&{h}.p, at, {size});")
         with w.block("else"):
             w.line(f"return {name}_move(s);")
         w.line("s->payload_offset = len;")

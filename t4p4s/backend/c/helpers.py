@@ -150,11 +150,12 @@ p4_deparse_resize(struct rte_mbuf *m, uint32_t payload_offset, uint32_t len)
 	return true;
 }
 
+/* A header may overlap its own destination (p4_move_bytes). */
 static __rte_always_inline uint8_t *
 p4_deparse_to_place(uint8_t **p, uint8_t *at, uint32_t size)
 {
 	if (*p != at) {
-		memcpy(at, *p, size);
+		p4_move_bytes(at, *p, size);
 		*p = at;
 	}
 	return at + size;
@@ -167,8 +168,7 @@ p4_deparse_to_place(uint8_t **p, uint8_t *at, uint32_t size)
  * p4_deparse_note records, per emitted header, `shift` = its offset now
  * minus its offset among the emitted headers; the headers move towards the
  * payload iff the largest shift is at most the new start of the header
- * region (`parsed - len`), away from it iff the smallest is at least that.
- * A header may overlap its own destination (p4_move_bytes). */
+ * region (`parsed - len`), away from it iff the smallest is at least that. */
 static __rte_always_inline void
 p4_deparse_note(const uint8_t *start, uint32_t parsed, const uint8_t *p, uint32_t before,
 		bool *in_place, int64_t *most, int64_t *least)
@@ -183,23 +183,9 @@ p4_deparse_note(const uint8_t *start, uint32_t parsed, const uint8_t *p, uint32_
 }
 
 static __rte_always_inline uint8_t *
-p4_deparse_shift_before(uint8_t **p, uint8_t *end, uint32_t size)
+p4_deparse_to_place_before(uint8_t **p, uint8_t *end, uint32_t size)
 {
-	uint8_t *at = end - size;
-	if (*p != at) {
-		p4_move_bytes(at, *p, size);
-		*p = at;
-	}
-	return at;
-}
-
-static __rte_always_inline uint8_t *
-p4_deparse_shift_to(uint8_t **p, uint8_t *at, uint32_t size)
-{
-	if (*p != at) {
-		p4_move_bytes(at, *p, size);
-		*p = at;
-	}
-	return at + size;
+	p4_deparse_to_place(p, end - size, size);
+	return end - size;
 }
 """
