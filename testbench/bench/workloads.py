@@ -49,7 +49,7 @@ def gnb_downlink_vdevs(pcap: Path) -> tuple[str, ...]:
 
 # The gNB steps' source: N3 (0) is a net_null port whose every received
 # mbuf the runtime's --rx-replay overwrites with the pcap's next frame
-# (t4p4s/runtime/src/rx_replay.c), about 10 cycles a packet where net_pcap's
+# (t4p4s/runtime/src/rx_replay.c), about 20 cycles a packet where net_pcap's
 # infinite_rx takes about 50; radio (1) and buffering service (2) as above.
 GNB_DOWNLINK_REPLAY_VDEVS = ("net_null0", "net_null1,no-rx=1", "net_null2,no-rx=1")
 
