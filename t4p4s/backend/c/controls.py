@@ -220,20 +220,19 @@ class Deparser:
         w.line("if (likely(in_place && len == parsed))")
         w.line("\treturn true;")
         w.line("const int64_t region = (int64_t)parsed - (int64_t)len;")
-        with w.block("if (most <= region)"):
-            w.line("if (!p4_deparse_resize(s->m, parsed, len))")
-            w.line("\treturn false;")
+        w.line("if (most > region && least < region)    /* both ways */")
+        w.line(f"\treturn {name}_move(s);")
+        w.line("if (!p4_deparse_resize(s->m, parsed, len))")
+        w.line("\treturn false;")
+        with w.block("if (most <= region)", closer="} else {"):
             w.line("uint8_t *end = start + parsed;     /* last to first */")
             for h, size, _ in reversed(sites):
                 w.line(f"if ({h}.valid) end = p4_deparse_to_place_before(&{h}.p, end, {size});")
-        with w.block("else if (least >= region)"):
-            w.line("if (!p4_deparse_resize(s->m, parsed, len))")
-            w.line("\treturn false;")
+        with w.indented():
             w.line("uint8_t *at = start + region;     /* first to last */")
             for h, size, _ in sites:
                 w.line(f"if ({h}.valid) at = p4_deparse_to_place(&{h}.p, at, {size});")
-        with w.block("else"):
-            w.line(f"return {name}_move(s);")
+        w.line("}")
         w.line("s->payload_offset = len;")
         w.line("return true;")
 
