@@ -18,11 +18,14 @@ SPEED_GOALS = (
 )
 
 
-def ratio_to_baseline(measurement: Measurement, by_name: dict[str, Measurement]) -> float | None:
-    baseline = by_name.get(measurement.baseline) if measurement.baseline else None
+def rate_ratio(measurement: Measurement, baseline: Measurement | None) -> float | None:
     if baseline is None or not measurement.median_pps or not baseline.median_pps:
         return None
     return measurement.median_pps / baseline.median_pps
+
+
+def ratio_to_baseline(measurement: Measurement, by_name: dict[str, Measurement]) -> float | None:
+    return rate_ratio(measurement, by_name.get(measurement.baseline) if measurement.baseline else None)
 
 
 def _fmt(value: float | None, pattern: str) -> str:
@@ -54,8 +57,7 @@ def speed_verdicts(measurements: list[Measurement]) -> list[dict]:
     for name, baseline, target in SPEED_GOALS:
         if name not in by_name or baseline not in by_name:
             continue
-        m, b = by_name[name], by_name[baseline]
-        ratio = m.median_pps / b.median_pps if m.median_pps and b.median_pps else None
+        ratio = rate_ratio(by_name[name], by_name[baseline])
         verdicts.append({"measurement": name, "baseline": baseline, "target_ratio": target,
                          "ratio": ratio, "met": ratio is not None and ratio >= target})
     return verdicts
