@@ -91,11 +91,17 @@ load_frames(const char *path, uint32_t max_length, struct replay_frames *f)
 		fprintf(stderr, "error: --rx-replay: %s\n", err);
 		return -1;
 	}
-	for (uint32_t i = 0; i < count && pcap_next_ex(pc, &h, &data) == 1; i++) {
-		memcpy(f->bytes + (size_t)i * f->stride, data, h->caplen);
-		f->lengths[i] = (uint16_t)h->caplen;
+	uint32_t loaded = 0;
+	while (loaded < count && pcap_next_ex(pc, &h, &data) == 1 &&
+	       h->caplen == h->len && h->caplen <= longest) {
+		memcpy(f->bytes + (size_t)loaded * f->stride, data, h->caplen);
+		f->lengths[loaded++] = (uint16_t)h->caplen;
 	}
 	pcap_close(pc);
+	if (loaded < count) {
+		fprintf(stderr, "error: --rx-replay: %s changed while it was read\n", path);
+		return -1;
+	}
 	return 0;
 }
 
