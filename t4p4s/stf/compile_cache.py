@@ -22,8 +22,11 @@ REPO_ROOT = PACKAGE_DIR.parent
 DEFAULT_CACHE_ROOT = REPO_ROOT / "build" / "t4p4s-cache"
 
 # Parts of the package that do not influence what the compiler produces.
+# Everything else counts, whatever its suffix: the executable is built from
+# C, C++ (the P4Runtime server), headers, .proto-driven Makefile rules and
+# the compiler's Python, and a source left out here would be silently stale.
 _NOT_COMPILER = ("stf", "examples", "bin", "cli.py", "__main__.py")
-_COMPILER_SUFFIXES = {".py", ".lark", ".p4", ".c", ".h", ".json"}
+_NOT_SOURCE_SUFFIXES = {".pyc", ".pyo", ".o", ".a", ".d", ".so"}
 _LOCAL_INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 MARKER = "build.json"
 
@@ -43,7 +46,7 @@ def _compiler_files() -> list[Path]:
         relative = path.relative_to(PACKAGE_DIR)
         if relative.parts[0] in _NOT_COMPILER or "__pycache__" in relative.parts:
             continue
-        if path.is_file() and (path.suffix in _COMPILER_SUFFIXES or path.name == "Makefile"):
+        if path.is_file() and path.suffix not in _NOT_SOURCE_SUFFIXES:
             files.append(path)
     return files
 
