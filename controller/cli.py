@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from controller import counters, drbs, offload, status, targets, topology, watch
+from controller import counters, drbs, offload, pipeline, status, targets, topology, watch
 from controller.errors import GnbctlError
 
 
@@ -33,7 +33,9 @@ def _parser() -> argparse.ArgumentParser:
 
     pipeline = sub.add_parser("pipeline", help="the forwarding pipeline")
     pipeline.add_subparsers(dest="action", required=True).add_parser(
-        "push", help="push each target's P4Info (VERIFY_AND_COMMIT: resets its state)")
+        "push", help="push each target's P4Info (VERIFY_AND_COMMIT: resets its state); "
+                     "nothing is pushed unless every target is reachable, accepts "
+                     "its P4Info and the P4Info fits its role")
 
     sub.add_parser("status", help="targets, pipeline, primary, entries, counters")
     sub.add_parser("counters", help="drops by reason, per-DRB packets and bytes")
@@ -157,9 +159,7 @@ async def _run(args, out: Output):
         return result
 
     if args.command == "pipeline":
-        async with targets.session(topo, selected, push_pipeline=True) as connected:
-            result = [{"target": t.name, "program": t.schema.name,
-                       "cookie": t.schema.p4cookie} for t in connected]
+        result = await pipeline.push(topo, selected)
         out.table("pipeline pushed", ["target", "program", "cookie"],
                   [[r["target"], r["program"], f"{r['cookie']:#x}"] for r in result])
         return result
@@ -272,7 +272,9 @@ def main(argv=None) -> int:
             print(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code,
                               "result": getattr(e, "result", None)}, indent=1))
         else:
-            out.errors.print(f"gnbctl: error: {e}", highlight=False, markup=False)
+            # soft_wrap: rich would break a long line at the terminal's width
+            out.errors.print(f"gnbctl: error: {e}", highlight=False, markup=False,
+                             soft_wrap=True)
         return e.exit_code
     except KeyboardInterrupt:
         return 130

@@ -31,6 +31,11 @@ class WriteRejected(GnbctlError):
                          f"updates:\n{shown}{more}")
 
 
+class PipelineRejected(GnbctlError):
+    """A target refused a P4Info (SetForwardingPipelineConfig)."""
+    exit_code = 4
+
+
 class MissingP4Object(GnbctlError):
     def __init__(self, target: str, kind: str, name: str):
         super().__init__(f"{target}: this P4 program has no {kind} {name}")

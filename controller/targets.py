@@ -114,14 +114,10 @@ def _rejected(target: str, code: str, message: str, details: dict, updates, desc
     return WriteRejected(target, failures, len(updates))
 
 
-async def _connect(config: TargetConfig, topology: Topology, p4info=None) -> Target:
+async def _connect(config: TargetConfig, topology: Topology) -> Target:
+    # no P4Info: finsy reads the target's; pipeline.py pushes pipelines
     options = fy.SwitchOptions(device_id=config.device_id,
-                               initial_election_id=topology.election_id,
-                               p4info=p4info, p4force=p4info is not None,
-                               # the target runs the program it was built from:
-                               # its device config is empty (finsy pushes only
-                               # when it has one)
-                               p4blob=b"" if p4info is not None else None)
+                               initial_election_id=topology.election_id)
     switch = fy.Switch(config.name, config.address, options)
     try:
         await asyncio.wait_for(switch.__aenter__(), topology.timeout)
@@ -141,15 +137,11 @@ async def _connect(config: TargetConfig, topology: Topology, p4info=None) -> Tar
 
 
 @contextlib.asynccontextmanager
-async def session(topology: Topology, configs: list[TargetConfig], push_pipeline=False):
-    """Connected, primary Targets (in the order of configs), closed on exit.
-    With push_pipeline, each gets its P4Info from the topology pushed
-    (VERIFY_AND_COMMIT: the target's state is reset)."""
+async def session(topology: Topology, configs: list[TargetConfig]):
+    """Connected, primary Targets (in the order of configs), closed on exit."""
     logging.getLogger("finsy").setLevel(logging.CRITICAL)
-    p4infos = [c.p4info_path() if push_pipeline else None for c in configs]
-    attempts = await asyncio.gather(
-        *(_connect(c, topology, p) for c, p in zip(configs, p4infos)),
-        return_exceptions=True)
+    attempts = await asyncio.gather(*(_connect(c, topology) for c in configs),
+                                    return_exceptions=True)
     connected = [t for t in attempts if isinstance(t, Target)]
     try:
         for attempt in attempts:

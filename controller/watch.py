@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import grpc
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
-from controller import offload, targets
+from controller import offload, pipeline, targets
 from controller.errors import GnbctlError
 
 DEFAULT_INTERVAL_S = 0.1
@@ -180,8 +180,7 @@ class Watcher:
         self.live[nic.name] = provisioned
 
     async def _provision(self, nic_config, host_config):
-        async with targets.session(self.topology, [host_config], push_pipeline=True):
-            pass
+        await pipeline.push(self.topology, [host_config])
         async with targets.session(self.topology, [nic_config, host_config]) as (nic, host):
             await copy_tables(nic, host)
 

@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "p4runtime"))
 
+from p4rt_client import Names, load_p4info  # noqa: E402
 from p4runtime.conftest import objects_build, start_target  # noqa: E402,F401
 
 REPO = Path(__file__).resolve().parents[3]
@@ -49,3 +51,36 @@ def gnbctl():
         assert output["ok"] == (done.returncode == 0), output
         return done.returncode, output
     return run
+
+
+@pytest.fixture
+def two_targets(start_target, gnb_builds, tmp_path):
+    """(topology path, {name: (Target, Names)}): a NIC and a hybrid host."""
+    nic = start_target(vdevs=["net_ring0"], build=gnb_builds["nic"])
+    host = start_target(vdevs=["net_ring1"], build=gnb_builds["host"])
+    topology = write_topology(tmp_path / "topology.toml", [
+        {"name": "nic0", "role": "nic", "address": nic.address,
+         "p4info": gnb_builds["nic"].p4info_text_path},
+        {"name": "host0", "role": "host", "address": host.address,
+         "p4info": gnb_builds["host"].p4info_text_path, "nic": "nic0", "vf": 0}])
+    names = {role: Names(load_p4info(gnb_builds[role].p4info_text_path))
+             for role in ("nic", "host")}
+    return topology, {"nic0": (nic, names["nic"]), "host0": (host, names["host"])}
+
+
+def read_table(target, names: Names, table: str) -> list[p4r.TableEntry]:
+    client = target.client()
+    entity = p4r.Entity(table_entry=p4r.TableEntry(table_id=names.tables[table].preamble.id))
+    return [e.table_entry for e in client.read(entity)]
+
+
+def values(entry: p4r.TableEntry, names: Names) -> tuple[dict, dict]:
+    """(match {field: int}, params {name: int}) by P4Info name."""
+    table = next(t for t in names.tables.values() if t.preamble.id == entry.table_id)
+    fields = {f.id: f.name for f in table.match_fields}
+    action = next(a for a in names.actions.values()
+                  if a.preamble.id == entry.action.action.action_id)
+    params = {p.id: p.name for p in action.params}
+    return ({fields[m.field_id]: int.from_bytes(m.exact.value, "big") for m in entry.match},
+            {params[p.param_id]: int.from_bytes(p.value, "big")
+             for p in entry.action.action.params})
