@@ -14,9 +14,11 @@ import ipaddress
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
+from controller import drb_keys
 from controller.errors import GnbctlError, WriteRejected
 from controller.targets import on_every
 
@@ -116,6 +118,14 @@ def parse_drb(values: dict[str, str]) -> Drb:
     return drb
 
 
+class DrbKeys(NamedTuple):
+    """The fields of a DRB that no other DRB may share (drb_keys.py)."""
+    drb: int
+    teid: int
+    ue_id: int
+    lcid: int
+
+
 class DrbSet:
     """DRBs as columns (numpy arrays), the form the bulk encoder takes."""
 
@@ -140,6 +150,12 @@ class DrbSet:
         return cls(_numeric({f.name: np.array([getattr(d, f.name) for d in drbs], dtype=object)
                              for f in fields(Drb)}))
 
+    def key_rows(self) -> list["DrbKeys"]:
+        """Each DRB's keys (drb_keys.py), as Python integers."""
+        c = self.columns
+        return [DrbKeys(*map(int, row))
+                for row in zip(c["drb"], c["teid"], c["ue_id"], c["lcid"])]
+
     def describe(self, i: int, table: str) -> str:
         c = self.columns
         key = (f"teid {int(c['teid'][i]):#x}" if table == "dl_drb"
@@ -158,7 +174,9 @@ def _numeric(columns: dict) -> dict[str, np.ndarray]:
 
 
 def read_csv(path: Path) -> DrbSet:
-    """Every bad line is reported with its number; nothing is loaded then."""
+    """Every bad line is reported with its number, and every line that
+    repeats an earlier line's DRB index, TEID or bearer; nothing is loaded
+    then."""
     try:
         handle = open(path, newline="")
     except OSError as e:
@@ -172,28 +190,17 @@ def read_csv(path: Path) -> DrbSet:
                               f"(expected: {','.join(CSV_COLUMNS)})")
         for row in reader:
             try:
-                drbs.append(parse_drb(row))
+                drbs.append((reader.line_num, parse_drb(row)))
             except ValueError as e:
-                errors.append(f"{path}:{reader.line_num}: {e}")
-    _check_unique(path, drbs, errors)
+                errors.append((reader.line_num, str(e)))
+    errors += drb_keys.duplicates(drbs)
     if errors:
+        shown = [f"{path}:{line}: {text}" for line, text in sorted(errors)[:20]]
         more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
-        raise GnbctlError("\n".join(errors[:20]) + more)
+        raise GnbctlError("\n".join(shown) + more)
     if not drbs:
         raise GnbctlError(f"{path}: no DRBs")
-    return DrbSet.from_drbs(drbs)
-
-
-def _check_unique(path, drbs: list[Drb], errors: list[str]) -> None:
-    for key, what in ((lambda d: d.drb, "drb"), (lambda d: d.teid, "teid"),
-                      (lambda d: (d.ue_id, d.lcid), "(ue_id, lcid)")):
-        seen = {}
-        for n, d in enumerate(drbs):
-            k = key(d)
-            if k in seen:
-                errors.append(f"{path}: DRB {d.drb}: {what} {k} is also DRB {seen[k]}'s")
-            else:
-                seen[k] = d.drb
+    return DrbSet.from_drbs([drb for _, drb in drbs])
 
 
 # ---- the bulk load --------------------------------------------------------
@@ -201,7 +208,8 @@ def _check_unique(path, drbs: list[Drb], errors: list[str]) -> None:
 DL_COLUMNS = {"teid": "teid", "drb_index": "drb", "ue_id": "ue_id", "lcid": "lcid",
               "rlc_am": "rlc_am", "rlc_sn18": "rlc_sn18", "pdcp_sn18": "pdcp_sn18",
               "default_qfi": "qfi", "ue_mac": "ue_mac"}
-UL_COLUMNS = {"ue_id": "ue_id", "lcid": "lcid", "drb_index": "drb", "teid": "ul_teid",
+UL_COLUMNS = {"ue_id": "ue_id", "lcid": "lcid", "drb_index": "drb", "rlc_am": "rlc_am",
+              "rlc_sn18": "rlc_sn18", "pdcp_sn18": "pdcp_sn18", "teid": "ul_teid",
               "gnb_ip": "gnb_ip", "upf_ip": "upf_ip", "upf_mac": "upf_mac"}
 
 
@@ -213,6 +221,7 @@ async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=No
     from controller.bulk import ExactInsertEncoder
 
     start = time.perf_counter()
+    await drb_keys.refuse_in_use(targets, drbs.key_rows())
     per_target = {}
 
     async def load_one(target):
@@ -265,6 +274,7 @@ async def ensure_clone_session(target) -> None:
 async def add(targets, drb: Drb) -> None:
     from controller import entities
     validate(drb)
+    await drb_keys.refuse_in_use(targets, [drb])
 
     async def add_one(target):
         await target.write([+entities.dl_drb(drb), +entities.ul_bearer(drb)],

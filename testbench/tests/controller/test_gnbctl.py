@@ -53,13 +53,9 @@ def test_drbs_and_offload_on_two_targets(two_targets, gnbctl):
         assert row["reachable"] and row["primary"] and row["pipeline_matches_topology"]
         assert row["drbs"] == {"dl_drb": N_DRBS, "ul_bearer": N_DRBS}
 
-    # a rejected write names the DRB, the table and the status on every target
+    # a DRB in use is refused before anything is written (test_drb_keys.py)
     code, out = gnbctl(topology, "drb", "add", 5)
-    assert code == 4
-    for name in ("nic0", "host0"):
-        assert f"{name}: the target rejected 2 of 2 updates" in out["error"]
-    assert "DRB 5 (dl_drb): ALREADY_EXISTS" in out["error"]
-    assert "DRB 5 (ul_bearer): ALREADY_EXISTS" in out["error"]
+    assert code == 4 and out["error"].startswith("nothing written: DRB 5: DRB index 5 is in use")
 
     assert gnbctl(topology, "drb", "del", 5)[0] == 0
     code, out = gnbctl(topology, "drb", "show", 5)
@@ -97,6 +93,13 @@ def test_drbs_and_offload_on_two_targets(two_targets, gnbctl):
 
     code, out = gnbctl(topology, "offload", "set", 101)
     assert code == 1 and "0..100" in out["error"]
+
+    # a rejected write names the entry, the table and the status
+    assert gnbctl(topology, "offload", "marker", "add", 7)[0] == 0
+    code, out = gnbctl(topology, "offload", "marker", "add", 7)
+    assert code == 4
+    assert out["error"].startswith("nic0: the target rejected 1 of 1 updates:\n"
+                                   "  offload_ip_id (identification 7): ALREADY_EXISTS")
 
 
 def free_port() -> int:
