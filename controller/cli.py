@@ -3,7 +3,8 @@
 Every command takes --json (one JSON object on stdout: {"ok": true,
 "result": ...} or {"ok": false, "error": ..., "exit_code": N}). Exit codes:
 0 done, 1 failed, 2 bad topology or arguments, 3 a target unreachable,
-4 a target rejected a write."""
+4 a target rejected a write or a P4Info, or a DRB was refused before any
+write because a target holds one with its index, TEID or bearer."""
 from __future__ import annotations
 
 import argparse
