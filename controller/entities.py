@@ -21,7 +21,8 @@ def dl_drb(drb: Drb, with_action: bool = True) -> fy.P4TableEntry:
 
 def ul_bearer(drb: Drb, with_action: bool = True) -> fy.P4TableEntry:
     action = fy.P4TableAction(
-        "set_ul_bearer", drb_index=drb.drb, teid=drb.ul_teid, gnb_ip=drb.gnb_ip,
+        "set_ul_bearer", drb_index=drb.drb, rlc_am=int(drb.rlc == "am"),
+        rlc_sn18=int(drb.rlc_sn == 18), pdcp_sn18=int(drb.pdcp_sn == 18), teid=drb.ul_teid, gnb_ip=drb.gnb_ip,
         upf_ip=drb.upf_ip, upf_mac=drb.upf_mac)
     return fy.P4TableEntry("ul_bearer", match=fy.P4TableMatch(ue_id=drb.ue_id, lcid=drb.lcid),
                            action=action if with_action else None)

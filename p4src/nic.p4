@@ -13,6 +13,7 @@ control NicIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
     OffloadManager() offload_manager;
     VfDistributor() vf_distributor;
+    VfIpv4Options() vf_ipv4_options;
     HostReturnPort() host_return;
     GnbIngress() gnb;
 
@@ -28,6 +29,9 @@ control NicIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
             offload_manager.apply(hdr, offload, standard_metadata);
             if (offload.to_host == 1) {
                 vf_distributor.apply(hdr, offload, standard_metadata);
+            }
+            if (offload.to_host == 1) {
+                vf_ipv4_options.apply(hdr, meta);
             }
         } else if (standard_metadata.ingress_port != RADIO_PORT) {
             host_return.apply(meta, standard_metadata);

@@ -40,7 +40,9 @@ const drop_reason_t DROP_UL_SEGMENTED = 5;
 const drop_reason_t DROP_UL_CONTROL_PDU = 6;
 const drop_reason_t DROP_UNKNOWN_BEARER = 7;
 const drop_reason_t DROP_WRONG_PORT = 8;
-const drop_reason_t DROP_BAD_HOST_FRAME = 9;   // nic.p4: not a complete downlink data PDU
+const drop_reason_t DROP_BAD_HOST_FRAME = 9;   // nic.p4: not a complete downlink data PDU,
+                                               // or reserved bits set
+const drop_reason_t DROP_BEARER_FORMAT = 10;   // shim flags other than the bearer's formats
 const bit<32> DROP_REASONS = 16;
 
 const bit<32> MAX_DRBS = 65536;

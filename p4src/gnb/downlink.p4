@@ -177,6 +177,24 @@ control DlSequenceNumbers(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
     }
 }
 
+/* nic.p4: a radio frame a host built must be what DlRadioHeaders makes:
+ * the parser reaches the SDAP header only behind a complete RLC SDU
+ * (TS 38.322 SI = 0) and a PDCP data PDU, and every reserved bit is 0
+ * (TS 38.322 6.2.2.3/6.2.2.4 R, TS 38.323 6.2.2.2/6.2.2.3 R, TS 37.324
+ * 6.2.2.2 needs none). A faulty host cannot put anything else on the
+ * radio. The SDAP DL header reads as sdap_ul here (same octet). */
+control DlHostFrameValidation(in gnb_headers_t hdr, inout gnb_metadata_t meta) {
+    apply {
+        if (!hdr.sdap_ul.isValid()
+                || (hdr.rlc_um.isValid() && hdr.rlc_um.reserved != 0)
+                || (hdr.rlc_am18.isValid() && hdr.rlc_am18.reserved != 0)
+                || (hdr.pdcp12.isValid() && hdr.pdcp12.reserved != 0)
+                || (hdr.pdcp18.isValid() && hdr.pdcp18.reserved != 0)) {
+            GNB_DROP(meta, DROP_BAD_HOST_FRAME);
+        }
+    }
+}
+
 // RLC AM keeps a copy of every PDU until the UE acknowledges it: the copy
 // goes to the buffering service, byte for byte what left on the radio port.
 control DlBaasClone(in gnb_metadata_t meta, in standard_metadata_t standard_metadata) {

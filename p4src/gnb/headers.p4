@@ -173,7 +173,8 @@ struct gnb_metadata_t {
     bit<1> drop;
     drop_reason_t drop_reason;
     bit<1> clone_to_baas;
-    bit<1> encapsulated;      // the uplink built a new IPv4 header: checksum it
+    bit<1> encapsulated;      // the IPv4 header was (re)written: the uplink's
+                              // encapsulation, nic.p4's options removal; checksum it
     bit<16> inner_len;        // uplink: the SDU behind the SDAP header
 }
 

@@ -25,7 +25,9 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
     DlSequenceNumbers() dl_sequence_numbers;
     UlStatusToBaas() ul_status;
     UlRadioValidation() ul_validation;
+    DlHostFrameValidation() host_frame_validation;
     BearerLookup() bearer_lookup;
+    BearerFormatCheck() bearer_format_check;
     UlGtpEncap() ul_encap;
     DropAccounting() drops;
 
@@ -58,17 +60,16 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                 ul_status.apply(standard_metadata);
             } else {
                 if (meta.host_built == 1) {
-                    // The parser reaches the SDAP header only behind a
-                    // complete RLC SDU and a PDCP data PDU: all a host sends.
-                    if (!hdr.sdap_ul.isValid()) {
-                        GNB_DROP(meta, DROP_BAD_HOST_FRAME);
-                    }
+                    host_frame_validation.apply(hdr, meta);
                 } else {
                     ul_validation.apply(hdr, meta, standard_metadata);
                 }
                 gnb_tunnel_t tunnel;
                 if (meta.drop == 0) {
                     bearer_lookup.apply(hdr, meta, tunnel);
+                }
+                if (meta.drop == 0) {
+                    bearer_format_check.apply(hdr, meta);
                 }
                 if (meta.drop == 0) {
                     if (meta.host_built == 1) {

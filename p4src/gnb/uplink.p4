@@ -38,16 +38,19 @@ control UlRadioValidation(in gnb_headers_t hdr, inout gnb_metadata_t meta,
     }
 }
 
-/* (UE id, LCID) -> the bearer: its DRB index and uplink tunnel. The uplink
+/* (UE id, LCID) -> the bearer: its DRB index, radio formats and uplink tunnel. The uplink
  * looks up the frames from the DU; nic.p4 also the downlink frames hosts
  * built, whose SNs the DRB index numbers (so a bearer's drb_index here is
  * its index in dl_drb too). The caller counts: which counter depends on
  * the direction. */
 control BearerLookup(in gnb_headers_t hdr, inout gnb_metadata_t meta, out gnb_tunnel_t tunnel) {
     @name(".set_ul_bearer")
-    action set_ul_bearer(bit<16> drb_index, bit<32> teid, ipv4_addr_t gnb_ip,
-                         ipv4_addr_t upf_ip, mac_t upf_mac) {
+    action set_ul_bearer(bit<16> drb_index, bit<1> rlc_am, bit<1> rlc_sn18, bit<1> pdcp_sn18,
+                         bit<32> teid, ipv4_addr_t gnb_ip, ipv4_addr_t upf_ip, mac_t upf_mac) {
         meta.drb.drb_index = drb_index;
+        meta.drb.rlc_am = rlc_am;
+        meta.drb.rlc_sn18 = rlc_sn18;
+        meta.drb.pdcp_sn18 = pdcp_sn18;
         tunnel = { teid, gnb_ip, upf_ip, upf_mac };
     }
 
@@ -69,6 +72,28 @@ control BearerLookup(in gnb_headers_t hdr, inout gnb_metadata_t meta, out gnb_tu
 
     apply {
         ul_bearer.apply();
+    }
+}
+
+/* The shim's flags must be exactly the bearer's formats (RLC AM/UM, SN
+ * lengths), reserved flag bits 0: the parser read the RLC and PDCP headers
+ * the flags named, so a frame that names others than the bearer's would
+ * be forwarded misread, or numbered in the wrong SN space. */
+control BearerFormatCheck(in gnb_headers_t hdr, inout gnb_metadata_t meta) {
+    apply {
+        bit<8> formats = 0;
+        if (meta.drb.rlc_am == 1) {
+            formats = SHIM_RLC_AM;
+            if (meta.drb.rlc_sn18 == 1) {
+                formats = formats | SHIM_RLC_SN18;
+            }
+        }
+        if (meta.drb.pdcp_sn18 == 1) {
+            formats = formats | SHIM_PDCP_SN18;
+        }
+        if (hdr.shim.flags != formats) {
+            GNB_DROP(meta, DROP_BEARER_FORMAT);
+        }
     }
 }
 

@@ -43,4 +43,19 @@ control VfDistributor(in gnb_headers_t hdr, inout offload_metadata_t offload,
     }
 }
 
+/* The gNB's parser skips the outer IPv4 options (it decapsulates, and
+ * never forwards them), so the deparser does not emit them: an offloaded
+ * packet leaves on the VF without them, and its header must say so (IHL
+ * 5, the total length and checksum of what is sent), or the host reads
+ * its UDP header at the wrong offset. */
+control VfIpv4Options(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
+    apply {
+        if (hdr.ipv4.ihl != 5) {
+            hdr.ipv4.total_len = hdr.ipv4.total_len - (((bit<16>)hdr.ipv4.ihl - 5) << 2);
+            hdr.ipv4.ihl = 5;
+            meta.encapsulated = 1;
+        }
+    }
+}
+
 #endif

@@ -30,7 +30,7 @@ PDU_TYPE_DL, PDU_TYPE_UL = 0, 1
 # drop_counter cells (docs/wire-format.md, "Drop reasons")
 DROP_REASONS = ("TRUNCATED", "NOT_GTP", "BAD_IPV4", "GTP_UNSUPPORTED", "UNKNOWN_TEID",
                 "UL_SEGMENTED", "UL_CONTROL_PDU", "UNKNOWN_BEARER", "WRONG_PORT",
-                "BAD_HOST_FRAME")
+                "BAD_HOST_FRAME", "BEARER_FORMAT")
 DROP_COUNTER_CELLS = 16
 
 # The addresses the test network uses.
@@ -119,8 +119,9 @@ class UlBearer:
         return {"cmd": "table_add", "table": "ul_bearer",
                 "match": {"ue_id": self.ue_id, "lcid": self.lcid},
                 "action": "set_ul_bearer",
-                "params": {"drb_index": self.drb_index, "teid": self.teid,
-                           "gnb_ip": ip_int(self.gnb_ip), "upf_ip": ip_int(self.upf_ip),
+                "params": {"drb_index": self.drb_index, "rlc_am": int(self.rlc_am),
+                           "rlc_sn18": int(self.rlc_sn18), "pdcp_sn18": int(self.pdcp_sn18),
+                           "teid": self.teid, "gnb_ip": ip_int(self.gnb_ip), "upf_ip": ip_int(self.upf_ip),
                            "upf_mac": mac_int(self.upf_mac)}}
 
 
@@ -286,3 +287,12 @@ def inner_packet(index: int, size: int) -> bytes:
         return bytes(IPv6(src="2001:db8::2", dst="2001:db8:1::7")
                      / UDP(sport=5000 + index, dport=53) / payload)
     return bytes(((index + i) * 13) & 0xFF for i in range(size))
+
+
+def assert_frames_equal(actual: list[bytes], expected: list[bytes], port: str):
+    """Frame by frame, in order, bytes compared (as hex, so a failure shows
+    where they differ)."""
+    assert len(actual) == len(expected), \
+        f"{len(actual)} frames on the {port} port, expected {len(expected)}"
+    for position, (got, want) in enumerate(zip(actual, expected)):
+        assert got.hex() == want.hex(), f"{port} frame {position} differs"

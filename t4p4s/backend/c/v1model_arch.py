@@ -370,7 +370,7 @@ def _clone_to_egress(ctx, parser: str, std_fields: set, w) -> None:
         w.line("}")
         w.line("c.std.egress_spec = port;")
         with w.block("if (truncate != 0 && rte_pktmbuf_pkt_len(copy) > truncate)"):
-            w.line("rte_pktmbuf_trim(copy, (uint16_t)(rte_pktmbuf_pkt_len(copy) - truncate));")
+            w.line("t4p4s_truncate(copy, truncate);")
             w.line("if (c.payload_offset > truncate) c.payload_offset = truncate;")
         w.line("egress_and_send(&c, true);")
     w.line()

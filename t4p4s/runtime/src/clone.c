@@ -88,3 +88,27 @@ t4p4s_clone_copy(struct t4p4s_lcore *lc, const struct rte_mbuf *m)
 		lc->drops[T4P4S_DROP_CLONE_FAILED]++;
 	return copy;
 }
+
+void
+t4p4s_truncate(struct rte_mbuf *m, uint32_t len)
+{
+	if (rte_pktmbuf_pkt_len(m) <= len)
+		return;
+	m->pkt_len = len;
+	struct rte_mbuf *seg = m;
+	while (seg->data_len < len && seg->next != NULL) {
+		len -= seg->data_len;
+		seg = seg->next;
+	}
+	seg->data_len = (uint16_t)len;
+	struct rte_mbuf *rest = seg->next;
+	seg->next = NULL;
+	uint16_t kept = 1;
+	for (struct rte_mbuf *s = m; s != seg; s = s->next)
+		kept++;
+	m->nb_segs = kept;
+	if (rest != NULL) {
+		rest->nb_segs = 1;   /* rte_pktmbuf_free walks it by ->next */
+		rte_pktmbuf_free(rest);
+	}
+}

@@ -36,6 +36,10 @@ t4p4s_send(struct t4p4s_lcore *lc, struct rte_mbuf *m, uint32_t port)
 		t4p4s_drop(lc, m, T4P4S_DROP_BAD_PORT);
 		return;
 	}
+	if (unlikely(rte_pktmbuf_pkt_len(m) > lc->max_frame_len[port])) {
+		t4p4s_drop(lc, m, T4P4S_DROP_TOO_LONG);
+		return;
+	}
 	rte_eth_tx_buffer((uint16_t)port, lc->txq, lc->tx[port], m);
 }
 

@@ -107,6 +107,7 @@ int
 main(int argc, char **argv)
 {
 	const char *prog = argv[0];
+	t4p4s_ports_note_vdevs(argc, argv);
 	int eal_args = rte_eal_init(argc, argv);
 	if (eal_args < 0) {
 		fprintf(stderr, "error: EAL initialization failed: %s\n",

@@ -1,7 +1,15 @@
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
+#include <rte_kvargs.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
@@ -15,6 +23,129 @@
 #define MBUF_CACHE 256
 #define CLONE_MBUFS 4096
 
+#define MAX_NOTED_VDEVS RTE_MAX_ETHPORTS
+
+struct noted_vdev {
+	char name[RTE_DEV_NAME_MAX_LEN];   /* the ethdev's name: the spec up to ',' */
+	const char *spec;
+};
+
+static struct noted_vdev noted_vdevs[MAX_NOTED_VDEVS];
+static unsigned n_noted_vdevs;
+
+void
+t4p4s_ports_note_vdevs(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *spec = NULL;
+		if (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc)
+			spec = argv[++i];
+		else if (strncmp(argv[i], "--vdev=", 7) == 0)
+			spec = argv[i] + 7;
+		if (spec == NULL || n_noted_vdevs == MAX_NOTED_VDEVS)
+			continue;
+		struct noted_vdev *v = &noted_vdevs[n_noted_vdevs++];
+		snprintf(v->name, sizeof(v->name), "%.*s", (int)strcspn(spec, ","), spec);
+		v->spec = spec;
+	}
+}
+
+/* Every --vdev became a port: otherwise the ports after a failed one
+ * would take its number and the program's port numbers would name the
+ * wrong interfaces. */
+static int
+check_vdevs_probed(void)
+{
+	int failed = 0;
+	for (unsigned i = 0; i < n_noted_vdevs; i++) {
+		uint16_t port;
+		if (rte_eth_dev_get_port_by_name(noted_vdevs[i].name, &port) != 0) {
+			fprintf(stderr, "error: --vdev %s did not probe (the EAL's "
+				"message above says why); nothing was started, since "
+				"the ports after it would be renumbered\n",
+				noted_vdevs[i].spec);
+			failed = -1;
+		}
+	}
+	return failed;
+}
+
+/* net_af_packet copies every frame through one slot of its kernel ring
+ * (framesz bytes, default 2048, less the tpacket2 header). On tx it frees
+ * a longer frame itself but reports it unsent, so its caller would free
+ * it again: such frames must never reach it. On rx the kernel cuts a
+ * longer frame to the slot and the PMD gives no sign of it, and the PMD
+ * copies the slot into a single mbuf: an interface whose MTU admits
+ * longer frames, or a slot larger than an mbuf, is refused at start. */
+#define AF_PACKET_DEFAULT_FRAMESZ 2048
+#define AF_PACKET_TX_HEADER (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll))
+/* the kernel puts the MAC header where the network header is aligned */
+#define AF_PACKET_RX_HEADER (TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - RTE_ETHER_HDR_LEN)
+
+static int
+interface_mtu(const char *iface)
+{
+	struct ifreq req;
+	memset(&req, 0, sizeof(req));
+	snprintf(req.ifr_name, sizeof(req.ifr_name), "%s", iface);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -1;
+	int ret = ioctl(fd, SIOCGIFMTU, &req);
+	close(fd);
+	return ret == 0 ? req.ifr_mtu : -1;
+}
+
+static int
+af_packet_max_frame(uint16_t port, const struct rte_eth_dev_info *info, uint32_t *max_frame)
+{
+	const struct rte_devargs *devargs = rte_dev_devargs(info->device);
+	struct rte_kvargs *kv = devargs != NULL && devargs->args != NULL
+		? rte_kvargs_parse(devargs->args, NULL) : NULL;
+	const char *framesz_arg = kv != NULL ? rte_kvargs_get(kv, "framesz") : NULL;
+	const char *iface_arg = kv != NULL ? rte_kvargs_get(kv, "iface") : NULL;
+	char iface[IF_NAMESIZE] = "";
+	if (iface_arg != NULL)
+		snprintf(iface, sizeof(iface), "%s", iface_arg);
+	unsigned long framesz = framesz_arg != NULL
+		? strtoul(framesz_arg, NULL, 0) : AF_PACKET_DEFAULT_FRAMESZ;
+	rte_kvargs_free(kv);
+
+	uint32_t tx_slot = (uint32_t)(framesz - AF_PACKET_TX_HEADER);
+	uint32_t rx_slot = (uint32_t)(framesz - AF_PACKET_RX_HEADER);
+	uint32_t mbuf_room = rte_pktmbuf_data_room_size(t4p4s_rt.pool) - RTE_PKTMBUF_HEADROOM;
+	if (rx_slot > mbuf_room) {
+		fprintf(stderr, "error: port %u (net_af_packet, framesz=%lu): frames of up "
+			"to %u bytes would not fit one %u-byte mbuf, which is where the "
+			"driver copies each one: give framesz=%u or less\n", port,
+			framesz, rx_slot, mbuf_room,
+			(unsigned)(mbuf_room + AF_PACKET_RX_HEADER));
+		return -1;
+	}
+	int mtu = iface[0] != '\0' ? interface_mtu(iface) : -1;
+	if (mtu > 0 && (uint32_t)mtu + RTE_ETHER_HDR_LEN > rx_slot) {
+		fprintf(stderr, "error: port %u (net_af_packet on %s): MTU %d admits "
+			"%d-byte frames, which the kernel would silently cut to the "
+			"driver's %u-byte slots (framesz=%lu): lower the MTU to %u\n",
+			port, iface, mtu, mtu + RTE_ETHER_HDR_LEN, rx_slot, framesz,
+			rx_slot - RTE_ETHER_HDR_LEN);
+		return -1;
+	}
+	*max_frame = tx_slot;
+	return 0;
+}
+
+/* The longest frame `port` can send; every other driver here takes
+ * multi-segment mbufs of any length the runtime makes. */
+static int
+port_max_frame(uint16_t port, const struct rte_eth_dev_info *info, uint32_t *max_frame)
+{
+	*max_frame = UINT32_MAX;
+	if (strcmp(info->driver_name, "net_af_packet") == 0)
+		return af_packet_max_frame(port, info, max_frame);
+	return 0;
+}
+
 static void
 count_tx_drop(struct rte_mbuf **unsent, uint16_t count, void *counter)
 {
@@ -23,7 +154,7 @@ count_tx_drop(struct rte_mbuf **unsent, uint16_t count, void *counter)
 }
 
 static int
-configure_port(uint16_t port, uint16_t *nb_rxq)
+configure_port(uint16_t port, uint16_t *nb_rxq, uint32_t *max_frame)
 {
 	struct rte_eth_dev_info info;
 	unsigned n_workers = t4p4s_rt.n_workers;
@@ -41,6 +172,8 @@ configure_port(uint16_t port, uint16_t *nb_rxq)
 		return -1;
 	}
 	*nb_rxq = (uint16_t)RTE_MIN(n_workers, (unsigned)info.max_rx_queues);
+	if (port_max_frame(port, &info, max_frame) != 0)
+		return -1;
 
 	struct rte_eth_conf conf;
 	memset(&conf, 0, sizeof(conf));
@@ -105,6 +238,8 @@ t4p4s_ports_init(void)
 {
 	uint16_t n_ports = rte_eth_dev_count_avail();
 	unsigned n_workers = t4p4s_rt.n_workers;
+	if (check_vdevs_probed() != 0)
+		return -1;
 	if (n_ports == 0) {
 		fprintf(stderr, "error: no ports: give at least one --vdev "
 			"(e.g. --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap)\n");
@@ -127,6 +262,7 @@ t4p4s_ports_init(void)
 
 	/* rx queues of all ports go round-robin over the lcores */
 	unsigned next_worker = 0;
+	uint32_t max_frame[RTE_MAX_ETHPORTS];
 	uint16_t port;
 	RTE_ETH_FOREACH_DEV(port) {
 		uint16_t nb_rxq;
@@ -135,7 +271,7 @@ t4p4s_ports_init(void)
 			fprintf(stderr, "error: port ids are not contiguous\n");
 			return -1;
 		}
-		if (configure_port(port, &nb_rxq) != 0)
+		if (configure_port(port, &nb_rxq, &max_frame[port]) != 0)
 			return -1;
 		for (uint16_t q = 0; q < nb_rxq; q++) {
 			struct t4p4s_lcore *lc =
@@ -156,6 +292,7 @@ t4p4s_ports_init(void)
 		lc->n_ports = n_ports;
 		lc->txq = (uint16_t)w;
 		lc->pool = t4p4s_rt.pool;
+		memcpy(lc->max_frame_len, max_frame, n_ports * sizeof(max_frame[0]));
 		if (create_tx_buffers(lc) != 0) {
 			fprintf(stderr, "error: out of memory for tx buffers\n");
 			return -1;

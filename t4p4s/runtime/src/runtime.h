@@ -40,6 +40,7 @@ struct t4p4s_lcore {
 	uint16_t n_rx;
 	struct rte_mempool *pool;
 	struct rte_eth_dev_tx_buffer *tx[RTE_MAX_ETHPORTS];
+	uint32_t max_frame_len[RTE_MAX_ETHPORTS];   /* what each port can send */
 	struct t4p4s_rx_queue rx[T4P4S_MAX_RX_PER_LCORE];
 
 	/* counters written only by this lcore, no atomics */

@@ -20,6 +20,7 @@ static const char *const drop_names[T4P4S_DROP_REASONS] = {
 	[T4P4S_DROP_CLONE_FAILED] = "clone_failed",
 	[T4P4S_DROP_CLONE_NO_SESSION] = "clone_no_session",
 	[T4P4S_DROP_TX_FULL] = "tx_full",
+	[T4P4S_DROP_TOO_LONG] = "too_long",
 };
 
 struct port_totals {

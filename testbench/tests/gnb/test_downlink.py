@@ -7,7 +7,7 @@ import pytest
 
 from scapy.layers.l2 import Ether
 
-from testbench.gnb.frames import (DlDrb, DownlinkPacket, SequenceNumbers, baas_clone_session,
+from testbench.gnb.frames import (DlDrb, assert_frames_equal, DownlinkPacket, SequenceNumbers, baas_clone_session,
                                   expected_downlink, inner_packet, register_write)
 from testbench.gnb.layers import BearerShim, Pdcp12, Pdcp18, RlcAmData12, RlcAmData18
 
@@ -66,13 +66,6 @@ def check_counts(result, packets: list[DownlinkPacket]):
         frames = [packet.n3_frame() for packet in packets if packet.drb == drb]
         assert result.counters["dl_drb_counter"][drb.drb_index] == \
             {"packets": len(frames), "bytes": sum(map(len, frames))}, drb
-
-
-def assert_frames_equal(actual: list[bytes], expected: list[bytes], port: str):
-    assert len(actual) == len(expected), \
-        f"{len(actual)} frames on the {port} port, expected {len(expected)}"
-    for position, (got, want) in enumerate(zip(actual, expected)):
-        assert got.hex() == want.hex(), f"{port} frame {position} differs"
 
 
 def test_interleaved_drbs_every_format(run_gnb):

@@ -6,6 +6,7 @@ process stays up."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import pytest
 from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
@@ -60,10 +61,11 @@ def uplink_header_lengths(bearer: UlBearer) -> int:
 
 
 def ul_frame(bearer: UlBearer, rlc=None, pdcp=None, sdap=None, payload=b"\x45" + bytes(27),
-             ue_id=None, lcid=None) -> bytes:
+             ue_id=None, lcid=None, flags=None) -> bytes:
     """An uplink frame of a bearer, with any of its headers replaced."""
     shim = UplinkBearerShim(ue_id=bearer.ue_id if ue_id is None else ue_id,
-                            lcid=bearer.lcid if lcid is None else lcid, flags=bearer.flags)
+                            lcid=bearer.lcid if lcid is None else lcid,
+                            flags=bearer.flags if flags is None else flags)
     rlc = rlc if rlc is not None else rlc_data_header(bearer.rlc_am, bearer.rlc_sn18, 9)
     pdcp = pdcp if pdcp is not None else pdcp_data_header(bearer.pdcp_sn18, 9)
     sdap = sdap if sdap is not None else SdapUl(qfi=1)
@@ -180,6 +182,16 @@ def bad_frames() -> dict[str, list[tuple[int, bytes]]]:
         ul_frame(UL_BEARERS[0], lcid=5),                      # the UE's other LCID
         ul_frame(UL_BEARERS[1], ue_id=0x0303),                # another UE's LCID
         ul_frame(UL_BEARERS[3], ue_id=0xFFFF, lcid=0xFF),
+    ]]
+
+    # the bearer's (UE id, LCID) in formats other than its own: read as the
+    # flags say, it would be forwarded misread
+    frames["BEARER_FORMAT"] = [(RADIO_PORT, frame) for frame in [
+        ul_frame(replace(UL_BEARERS[0], rlc_sn18=True)),           # AM 12 sent as AM 18
+        ul_frame(replace(UL_BEARERS[1], pdcp_sn18=False)),         # PDCP 18 sent as 12
+        ul_frame(replace(UL_BEARERS[2], rlc_am=True)),             # UM sent as AM
+        ul_frame(replace(UL_BEARERS[0], rlc_am=False)),            # AM sent as UM
+        ul_frame(UL_BEARERS[3], flags=UL_BEARERS[3].flags | 0x80),  # a reserved flag bit
     ]]
 
     frames["WRONG_PORT"] = [(N3_PORT, good_ul), (N3_PORT, status), (RADIO_PORT, good_dl),

@@ -198,6 +198,6 @@ def test_control_entries():
     assert bearer.table_entry() == {
         "cmd": "table_add", "table": "ul_bearer", "match": {"ue_id": 3, "lcid": 5},
         "action": "set_ul_bearer",
-        "params": {"drb_index": 9, "teid": 0x10, "gnb_ip": 0x0A000001, "upf_ip": 0x0A000002,
-                   "upf_mac": 0x02000000000B}}
+        "params": {"drb_index": 9, "rlc_am": 1, "rlc_sn18": 1, "pdcp_sn18": 1, "teid": 0x10,
+                   "gnb_ip": 0x0A000001, "upf_ip": 0x0A000002, "upf_mac": 0x02000000000B}}
     assert bearer.flags == SHIM_RLC_AM | SHIM_RLC_SN18 | SHIM_PDCP_SN18

@@ -17,8 +17,8 @@ from nic_topology import (HOSTS, drb_entries, frames_of, host_return_ports, retu
 from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT, DlDrb, DownlinkPacket,
                                   SequenceNumbers, baas_clone_session, inner_packet,
                                   pdcp_data_header, rlc_data_header)
-from testbench.gnb.layers import (SI_FIRST, SI_MIDDLE, BearerShim, PdcpControl, RlcStatus12,
-                                  RlcStatus18, SdapDl)
+from testbench.gnb.layers import (SHIM_PDCP_SN18, SHIM_RLC_AM, SI_FIRST, SI_MIDDLE, BearerShim,
+                                  PdcpControl, RlcStatus12, RlcStatus18, SdapDl)
 
 pytestmark = pytest.mark.dpdk
 
@@ -117,6 +117,18 @@ def bad_frames(drb_am: DlDrb, drb_um: DlDrb) -> dict[str, list[tuple[int, bytes]
     unknown = bytes(Ether(dst=drb_am.ue_mac) / BearerShim(ue_id=0x7777, lcid=4, flags=drb_am.flags)
                     / rlc_data_header(True, drb_am.rlc_sn18, 1)
                     / pdcp_data_header(drb_am.pdcp_sn18, 1) / SdapDl(qfi=9) / Raw(b"x" * 40))
+
+    def built(drb: DlDrb, flags: int, rlc, pdcp) -> tuple[int, bytes]:
+        """A data PDU of drb as a faulty host might build it."""
+        return (home, bytes(Ether(dst=drb.ue_mac, src="02:00:00:00:00:0a")
+                            / BearerShim(ue_id=drb.ue_id, lcid=drb.lcid, flags=flags)
+                            / rlc / pdcp / SdapDl(qfi=9) / Raw(b"y" * 40)))
+
+    am_rlc = lambda **fields: rlc_data_header(True, drb_am.rlc_sn18, 5, **fields)  # noqa: E731
+    am_pdcp = lambda **fields: pdcp_data_header(drb_am.pdcp_sn18, 5, **fields)  # noqa: E731
+    um_rlc = lambda **fields: rlc_data_header(False, False, 0, **fields)  # noqa: E731
+    um_pdcp = lambda **fields: pdcp_data_header(drb_um.pdcp_sn18, 5, **fields)  # noqa: E731
+    assert drb_am.rlc_sn18 and drb_am.pdcp_sn18 and not drb_um.rlc_am and not drb_um.pdcp_sn18
     return {
         "TRUNCATED": [(home, good_am[:length]) for length in (14, 17, 19, 20, 22)]
                      + [(home, good_um[:19])],
@@ -134,6 +146,22 @@ def bad_frames(drb_am: DlDrb, drb_um: DlDrb) -> dict[str, list[tuple[int, bytes]
                          / Raw(bytes(30)))),
             (home, bytes(shim_am / rlc_data_header(True, drb_am.rlc_sn18, 4)
                          / PdcpControl(pdu_type=0) / Raw(bytes(10)))),
+            # reserved bits set (TS 38.322 6.2.2.3/6.2.2.4, TS 38.323 6.2.2)
+            built(drb_am, drb_am.flags, am_rlc(reserved=2), am_pdcp()),
+            built(drb_am, drb_am.flags, am_rlc(), am_pdcp(reserved=0x10)),
+            built(drb_um, drb_um.flags, um_rlc(reserved=1), um_pdcp()),
+            built(drb_um, drb_um.flags, um_rlc(), um_pdcp(reserved=4)),
+        ],
+        # the DRB's (UE id, LCID) in other formats than its own: numbered, it
+        # would take SNs from the wrong SN space or be read wrong on the air
+        "BEARER_FORMAT": [
+            built(drb_am, drb_am.flags | 0x80, am_rlc(), am_pdcp()),       # reserved flag bit
+            built(drb_am, SHIM_RLC_AM | SHIM_PDCP_SN18, rlc_data_header(True, False, 5),
+                  am_pdcp()),                                              # RLC SN 12, not 18
+            built(drb_am, drb_am.flags & ~SHIM_PDCP_SN18, am_rlc(),
+                  pdcp_data_header(False, 5)),                             # PDCP SN 12, not 18
+            built(drb_um, SHIM_RLC_AM, rlc_data_header(True, False, 5), um_pdcp()),  # AM, not UM
+            built(drb_um, SHIM_PDCP_SN18, um_rlc(), pdcp_data_header(True, 5)),     # PDCP 18
         ],
     }
 

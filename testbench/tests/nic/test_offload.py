@@ -5,6 +5,7 @@ in ratio mode (TEID buckets) and marker mode (IPv4 Identification)."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -12,8 +13,8 @@ from nic_topology import (HOSTS, OFFLOAD_BUCKETS, VF_BUCKETS, drb_entries, host_
                       offload_bucket_of, offload_buckets, offload_by_ip_id, offload_ip_ids,
                       to_host_port, vf_bucket_of, vf_buckets_round_robin, vf_port_round_robin)
 from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT, DlDrb, DownlinkPacket,
-                                  SequenceNumbers, baas_clone_session, expected_downlink,
-                                  inner_packet)
+                                  SequenceNumbers, assert_frames_equal, baas_clone_session,
+                                  expected_downlink, inner_packet)
 
 pytestmark = pytest.mark.dpdk
 
@@ -32,13 +33,6 @@ def mixed_drb(i: int) -> DlDrb:
     return DlDrb(teid=0x10000 + i, drb_index=i, ue_id=0x100 + i, lcid=4 + i % 3, rlc_am=am,
                  rlc_sn18=rlc18, pdcp_sn18=pdcp18, default_qfi=1 + i % 63,
                  ue_mac=f"02:00:00:01:{i >> 8 & 0xFF:02x}:{i & 0xFF:02x}")
-
-
-def assert_frames_equal(actual: list[bytes], expected: list[bytes], port: str):
-    assert len(actual) == len(expected), \
-        f"{len(actual)} frames on the {port} port, expected {len(expected)}"
-    for position, (got, want) in enumerate(zip(actual, expected)):
-        assert got.hex() == want.hex(), f"{port} frame {position} differs"
 
 
 def check_split(result, packets: list[DownlinkPacket], to_host, vf_port):
@@ -162,3 +156,28 @@ def test_marker_mode(run_nic, mode):
                      [drb.drb_index for drb in drbs])
 
     check_split(result, packets, to_host, vf_port_round_robin)
+
+
+def test_offloaded_frames_with_ipv4_options_leave_consistent(run_nic):
+    """The gNB's parser skips IPv4 options and its deparser does not emit
+    them: an offloaded G-PDU with IHL 6..15 must leave on its VF as the
+    same G-PDU without options, IHL 5, total length and header checksum of
+    what is sent (the host dropped it as NOT_GTP while they were stale);
+    on the NIC the same frames become the usual radio frames."""
+    drbs = [mixed_drb(i) for i in range(12)]
+    packets = [DownlinkPacket(drb, inner_packet(i, 90 + i), qfi=i % 3 and 7 or None,
+                              ip_options=b"\x01\x01\x01\x00" * (1 + i % 10))
+               for i, drb in enumerate(drbs * 2)]
+    host_buckets = {offload_bucket_of(drb.teid) for drb in drbs[:6]}
+
+    def to_host(packet):
+        return offload_bucket_of(packet.drb.teid) in host_buckets
+
+    result = run_nic({N3_PORT: [packet.n3_frame() for packet in packets]},
+                     drb_entries(drbs) + [baas_clone_session()] + offload_buckets(host_buckets)
+                     + vf_buckets_round_robin(), [drb.drb_index for drb in drbs])
+
+    without_options = [replace(packet, ip_options=b"") if to_host(packet) else packet
+                       for packet in packets]
+    assert any(to_host(packet) for packet in packets) and not all(map(to_host, packets))
+    check_split(result, without_options, to_host, vf_port_round_robin)

@@ -203,6 +203,8 @@ enum t4p4s_drop_reason {
 				      * plane has not configured: none is made
 				      * (as bmv2), and no copy is spent on it */
 	T4P4S_DROP_TX_FULL,        /* tx queue full */
+	T4P4S_DROP_TOO_LONG,       /* longer than the egress port can carry
+				    * (net_af_packet: its ring's frame size) */
 	T4P4S_DROP_REASONS,
 };
 
@@ -232,13 +234,23 @@ struct rte_mbuf *t4p4s_clone_copy(struct t4p4s_lcore *lc, const struct rte_mbuf 
  * more reference, so that it can be sent (or dropped) once more. PMDs do
  * not modify what they transmit, and the runtime sets its tx queues up
  * without RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE (ports.c), which assumes one
- * reference. */
+ * reference. Every segment gets the reference: rte_pktmbuf_free() frees a
+ * chain segment by segment, each by its own count, so a reference on the
+ * first segment alone let the first free release the later segments while
+ * the second sender still held them (a double free that corrupted the
+ * pool and hung net_pcap's rx). */
 static inline struct rte_mbuf *
 t4p4s_clone_share(struct rte_mbuf *m)
 {
-	rte_mbuf_refcnt_update(m, 1);
+	for (struct rte_mbuf *seg = m; seg != NULL; seg = seg->next)
+		rte_mbuf_refcnt_update(seg, 1);
 	return m;
 }
+
+/* Cut `m` (any number of segments) to its first `len` bytes; the segments
+ * past them are freed. rte_pktmbuf_trim() only trims within the last
+ * segment. */
+void t4p4s_truncate(struct rte_mbuf *m, uint32_t len);
 
 /* ---------------------------------------------------------------------
  * Tables: fast-path lookup
