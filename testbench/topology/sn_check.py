@@ -36,6 +36,8 @@ class SnCheck:
     unknown_frames: int = 0          # not a radio frame of a sent frame
     wrong_bytes: int = 0             # not the expected radio frame
     sn_gaps: int = 0                 # a DRB's next SN was not previous + 1 (gap or duplicate SN)
+    skipped_sns: int = 0             # SNs the gaps skipped: frames numbered, then lost on the way
+    repeated_sns: int = 0            # a DRB's SN went backwards: numbered twice, never explained
     reordered: int = 0               # a DRB's frame came out before an earlier-sent one
     baas_mismatch: int = 0           # radio frames without their BaaS copy, or the reverse
     drbs_seen: int = 0
@@ -50,7 +52,8 @@ class SnCheck:
     def summary(self) -> dict:
         return {key: getattr(self, key) for key in
                 ("sent", "received", "lost", "duplicated", "unknown_frames", "wrong_bytes",
-                 "sn_gaps", "reordered", "baas_mismatch", "drbs_seen")} | {"ok": self.ok}
+                 "sn_gaps", "skipped_sns", "repeated_sns", "reordered", "baas_mismatch",
+                 "drbs_seen")} | {"ok": self.ok}
 
     def _problem(self, text: str):
         if len(self.problems) < MAX_LISTED * 6:
@@ -118,6 +121,11 @@ def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: 
         expected_pdcp, expected_rlc = next_sns.get(drb, (0, 0))
         if (pdcp_sn, rlc_sn) != (expected_pdcp, expected_rlc):
             check.sn_gaps += 1
+            skipped = (pdcp_sn - expected_pdcp) % SN18_MODULUS
+            if skipped == (rlc_sn - expected_rlc) % SN18_MODULUS and skipped < SN18_MODULUS // 2:
+                check.skipped_sns += skipped
+            else:
+                check.repeated_sns += 1
             check._problem(f"DRB {drb}: frame {index} has PDCP SN {pdcp_sn}, RLC SN {rlc_sn}; "
                            f"expected {expected_pdcp}, {expected_rlc}")
         if last_index.get(drb, -1) > index:

@@ -38,7 +38,7 @@ def hybrid(dpdk_environment):
 
 
 def _where(result: RunResult) -> str:
-    lines = [f"split {result.split}, tcpdump drops {result.capture_drops}"]
+    lines = [f"split {result.split}, lost after numbering {result.side_losses}"]
     for name, stats in result.target_stats.items():
         ports = ", ".join(f"{p['port']}: rx {p['rx']} tx {p['tx']}" for p in stats["ports"])
         drops = {k: v for k, v in stats["drops"].items() if v}
@@ -46,9 +46,12 @@ def _where(result: RunResult) -> str:
     return "\n".join(lines)
 
 
-def assert_clean(result: RunResult):
-    """No loss, no duplicates, SNs continuous per DRB, bytes as expected."""
-    assert result.check.ok, "\n".join([str(result.check.summary()), *result.check.problems[:20],
-                                       _where(result)])
-    assert not any(result.capture_drops.values()), _where(result)
-    assert result.check.received == result.sent > 0
+def assert_clean(result: RunResult, lost_inside: int = 0):
+    """No loss, no duplicates, SNs continuous per DRB, bytes as expected,
+    but for frames counted lost on the way to the captures (a loaded
+    machine's veth backlog or tcpdump; the NIC's full tx ring) and
+    `lost_inside` frames inside a process that died."""
+    unexplained = result.unexplained(lost_inside)
+    assert not unexplained, "\n".join([*unexplained, str(result.check.summary()),
+                                       *result.check.problems[:20], _where(result)])
+    assert result.check.received > 0 and result.sent > 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import time
 
-from conftest import N_DRBS
+from conftest import N_DRBS, assert_clean
 
 FAILOVER_LIMIT_S = 1.0
 RETURN_LIMIT_S = 10.0
@@ -65,11 +65,11 @@ def test_host_dies_and_returns(hybrid, tmp_path):
     assert return_s is not None
     # at 100% everything goes to the hosts again: the NIC keeps nothing
     assert after == restored
-    check = run.result.check
-    assert check.sn_gaps == check.duplicated == check.wrong_bytes == check.unknown_frames == 0, \
-        check.problems
-    # only frames that were inside the dead host or on its VF when it died are lost
-    assert check.lost <= hybrid_rate_budget(run.rate_pps, failover_s)
+    # only frames that were inside the dead host or on its VF when it died
+    # are lost (they never got an SN), and any frames counted lost after
+    # numbering on the way to the captures (a loaded machine's veth or
+    # tcpdump): each such loss explains exactly one skipped SN
+    assert_clean(run.result, lost_inside=hybrid_rate_budget(run.rate_pps, failover_s))
 
 
 def _leave_host_provisioned(hybrid, index: int):
