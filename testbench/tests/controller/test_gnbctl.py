@@ -22,8 +22,8 @@ def expected_dl(i: int) -> tuple[dict, dict]:
 
 def expected_ul(i: int) -> tuple[dict, dict]:
     return ({"ue_id": i, "lcid": 4},
-            {"drb_index": i, "teid": 0x20000 + i, "gnb_ip": 0x0A000001,
-             "upf_ip": 0x0A000002, "upf_mac": 0x02000000FFFF})
+            {"drb_index": i, "rlc_am": 1, "rlc_sn18": 1, "pdcp_sn18": 1, "teid": 0x20000 + i,
+             "gnb_ip": 0x0A000001, "upf_ip": 0x0A000002, "upf_mac": 0x02000000FFFF})
 
 
 def test_drbs_and_offload_on_two_targets(two_targets, gnbctl):
