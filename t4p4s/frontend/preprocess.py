@@ -19,7 +19,9 @@ from ..ir.nodes import SrcInfo
 P4INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "p4include")
 
 _LINE_MARKER = re.compile(r'^#\s*(\d+)\s+"((?:[^"\\]|\\.)*)"')
-_CPP_DIAG = re.compile(r"^(.*?):(\d+):(\d+): (?:fatal error|error): (.*)$")
+# cpp gives no column for some errors (an unterminated #ifndef at the end of
+# a file): column 1 then
+_CPP_DIAG = re.compile(r"^(.*?):(\d+):(?:(\d+):)? (?:fatal error|error): (.*)$")
 
 
 @dataclass
@@ -57,7 +59,7 @@ def _cpp_diagnostics(stderr: str, p4_path: str) -> list:
     for line in stderr.splitlines():
         m = _CPP_DIAG.match(line)
         if m:
-            diags.append(Diagnostic(SrcInfo(m.group(1), int(m.group(2)), int(m.group(3))),
+            diags.append(Diagnostic(SrcInfo(m.group(1), int(m.group(2)), int(m.group(3) or 1)),
                                     m.group(4)))
     if not diags:
         diags.append(Diagnostic(SrcInfo(p4_path, 0, 0),
