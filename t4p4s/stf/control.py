@@ -62,6 +62,16 @@ class ControlClient:
     def raw(self, line: str) -> dict:
         """Send one line as is (tests send malformed ones) and parse the reply."""
         self.sock.sendall(line.encode() + b"\n")
+        return self.read_reply()
+
+    def send_lines(self, requests: list[dict]):
+        """Sends requests without waiting for their replies (the runtime
+        answers them in order): read_reply() once per request afterwards.
+        Keep a batch small enough that its replies fit the socket buffer."""
+        self.sock.sendall(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+
+    def read_reply(self) -> dict:
+        """The next reply line, parsed."""
         while b"\n" not in self._pending:
             chunk = self.sock.recv(65536)
             if not chunk:

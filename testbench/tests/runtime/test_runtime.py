@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from scapy.all import IP, UDP, Ether, Raw, rdpcap, wrpcap
 
+from pcap_frames import read_pcap_frames
+
 REPO = Path(__file__).resolve().parents[3]
 RUNTIME = REPO / "t4p4s" / "runtime"
 HANDWRITTEN = RUNTIME / "tests" / "l2fwd_handwritten.c"
@@ -464,19 +466,6 @@ def test_table_writes_under_traffic(binary, tmp_path):
     assert stats["ports"][0]["rx"] > 100000
 
 
-def _pcap_frames(path: Path) -> list[bytes]:
-    """Frames of a little-endian pcap (micro- or nanosecond); scapy's reader
-    is too slow for the hundred thousand frames an rx replay writes in a blink."""
-    data = path.read_bytes()
-    assert data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")
-    frames, offset = [], 24
-    while offset < len(data):
-        caplen = int.from_bytes(data[offset + 8:offset + 12], "little")
-        frames.append(data[offset + 16:offset + 16 + caplen])
-        offset += 16 + caplen
-    return frames
-
-
 def test_rx_replay_overwrites_every_received_frame(binary, tmp_path):
     """--rx-replay on a net_null port: each received mbuf carries the next
     frame of the pcap, in order and round and round, whatever its length."""
@@ -489,7 +478,7 @@ def test_rx_replay_overwrites_every_received_frame(binary, tmp_path):
                         "--rx-replay", f"0:{replayed}"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert f"port 0 receives the 3 frames of {replayed}" in r.stdout
-    sent = _pcap_frames(out)
+    sent = read_pcap_frames(out)
     assert len(sent) > 3 * 100
     assert json.loads(stats.read_text())["ports"][0]["rx"] == len(sent)
     assert sent == [swapped(frames[i % 3]) for i in range(len(sent))]
