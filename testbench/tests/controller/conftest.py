@@ -84,3 +84,16 @@ def values(entry: p4r.TableEntry, names: Names) -> tuple[dict, dict]:
     return ({fields[m.field_id]: int.from_bytes(m.exact.value, "big") for m in entry.match},
             {params[p.param_id]: int.from_bytes(p.value, "big")
              for p in entry.action.action.params})
+
+
+LOADED_DRBS = 8
+
+
+@pytest.fixture
+def loaded(two_targets, gnbctl):
+    """two_targets with the pipelines pushed and the generated DRBs
+    0 .. LOADED_DRBS - 1 loaded on both."""
+    topology, targets = two_targets
+    assert gnbctl(topology, "pipeline", "push")[0] == 0
+    assert gnbctl(topology, "drb", "load", "--count", LOADED_DRBS)[0] == 0
+    return topology, targets

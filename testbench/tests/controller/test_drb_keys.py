@@ -10,10 +10,10 @@ import subprocess
 
 import pytest
 
-from conftest import GNBCTL, read_table, values
+from conftest import GNBCTL, LOADED_DRBS, read_table, values
 
 pytestmark = pytest.mark.dpdk
-N_DRBS = 8
+N_DRBS = LOADED_DRBS
 CSV_HEADER = "drb,teid,ue_id,lcid,rlc,rlc_sn,pdcp_sn,qfi,ue_mac,ul_teid,gnb_ip,upf_ip,upf_mac\n"
 
 
@@ -28,15 +28,6 @@ def contents(targets) -> dict:
                                  key=repr)
                    for table in ("dl_drb", "ul_bearer")}
             for name, (target, names) in targets.items()}
-
-
-@pytest.fixture
-def loaded(two_targets, gnbctl):
-    """two_targets with DRBs 0..N_DRBS-1 (generated) on both."""
-    topology, targets = two_targets
-    assert gnbctl(topology, "pipeline", "push")[0] == 0
-    assert gnbctl(topology, "drb", "load", "--count", N_DRBS)[0] == 0
-    return topology, targets
 
 
 def test_drb_add_refuses_keys_in_use(loaded, gnbctl):

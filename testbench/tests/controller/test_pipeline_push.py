@@ -11,11 +11,11 @@ import subprocess
 import pytest
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
-from conftest import GNBCTL, read_table
+from conftest import GNBCTL, LOADED_DRBS, read_table
 from controller import cli, pipeline
 
 pytestmark = pytest.mark.dpdk
-N_DRBS = 64
+N_DRBS = LOADED_DRBS
 
 
 def drb_counts(targets) -> dict[str, int]:
@@ -25,13 +25,10 @@ def drb_counts(targets) -> dict[str, int]:
 
 
 @pytest.fixture
-def loaded(two_targets, gnbctl):
-    """two_targets with N_DRBS DRBs on both targets."""
-    topology, targets = two_targets
-    assert gnbctl(topology, "pipeline", "push")[0] == 0
-    assert gnbctl(topology, "drb", "load", "--count", N_DRBS)[0] == 0
-    assert drb_counts(targets) == {"nic0": 2 * N_DRBS, "host0": 2 * N_DRBS}
-    return topology, targets
+def loaded(loaded):
+    """The conftest's loaded targets, both tables full on both."""
+    assert drb_counts(loaded[1]) == {"nic0": 2 * N_DRBS, "host0": 2 * N_DRBS}
+    return loaded
 
 
 def retargeted(topology, tmp_path, name, old, new):
