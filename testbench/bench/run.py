@@ -1,10 +1,13 @@
 """`make bench`: every workload measured in the same run on the same lcore,
 then the sections measured apart (drb_load: gnbctl's DRB load; hybrid: the
-hybrid topology by offload percentage); results printed and written to
-testbench/results/bench.{json,png} and bench_hybrid.png.
+hybrid topology by offload percentage; p4runtime_write: the P4Runtime
+server's write rate; frontend_speed: the compiler's front end); results
+printed and written to testbench/results/bench.{json,png} and
+bench_hybrid.png.
 
-Exit status: 0 when everything selected was measured and the compiled L2
-forward reaches its target share of testpmd; 1 otherwise."""
+Exit status: 0 when everything selected was measured, the compiled
+programs reach their target shares of their baselines and the sections with
+a goal meet it; 1 otherwise."""
 
 import argparse
 import sys
@@ -13,7 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from testbench.bench import drb_load, hybrid
+from testbench.bench import drb_load, frontend_speed, hybrid, p4runtime_write
 from testbench.bench.dpdk import BenchError
 from testbench.bench.machine import describe_machine
 from testbench.bench.report import (speed_verdicts, print_hybrid_table, print_table, write_hybrid_png,
@@ -22,7 +25,8 @@ from testbench.bench.sample import Measurement
 from testbench.bench.workloads import ALL_WORKLOADS, PEERS_NOT_MEASURED, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SECTIONS = ("drb_load", "hybrid")      # measured apart from the forwarding workloads
+# measured apart from the forwarding workloads
+SECTIONS = ("drb_load", "hybrid", "p4runtime_write", "frontend_speed")
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -107,6 +111,21 @@ def main(argv: list[str] | None = None) -> int:
         sections["hybrid"] = _measure_section("hybrid", lambda: hybrid.measure(args.build_dir),
                                               console)
 
+    if selected("p4runtime_write"):
+        console.print(f"[bold]measuring[/] p4runtime_write ({p4runtime_write.ENTRIES} entries "
+                      "to two targets)")
+        sections["p4runtime_write"] = _measure_section(
+            "p4runtime_write", lambda: p4runtime_write.measure(args.repeats, args.build_dir), console)
+        if "skipped" not in sections["p4runtime_write"]:
+            console.print(f"    {sections['p4runtime_write']['median_seconds']:.3f} s, "
+                          f"{sections['p4runtime_write']['median_entries_per_s']:,.0f} entries/s")
+    if selected("frontend_speed"):
+        console.print("[bold]measuring[/] frontend_speed (compile_frontend)")
+        sections["frontend_speed"] = _measure_section(
+            "frontend_speed", lambda: frontend_speed.measure(args.repeats), console)
+        for program, seconds in sections["frontend_speed"].get("median_seconds", {}).items():
+            console.print(f"    {program}: {seconds:.3f} s")
+
     results = list(measurements.values())
     run_settings = {"forwarding_lcore": args.lcore, "testpmd_main_lcore": args.control_lcore,
                     "repeats": args.repeats, "duration_s": args.duration, "hugepages": True,
@@ -133,4 +152,11 @@ def main(argv: list[str] | None = None) -> int:
         reached = "-" if verdict["ratio"] is None else f"{verdict['ratio']:.1%}"
         console.print(f"[{style}]{verdict['measurement']} reaches {reached} of "
                       f"{verdict['baseline']} (target {verdict['target_ratio']:.0%})[/]")
-    return 0 if all_measured and all(v["met"] for v in verdicts) else 1
+    section_goals_met = True
+    for name, section in sections.items():
+        if "goal" in section:
+            met = section["goal"]["met"]
+            console.print(f"[{'green' if met else 'red'}]{name}: goal {'met' if met else 'missed'} "
+                          f"({section['goal']})[/]")
+            section_goals_met &= met
+    return 0 if all_measured and section_goals_met and all(v["met"] for v in verdicts) else 1

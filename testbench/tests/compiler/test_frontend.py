@@ -2,7 +2,6 @@
 rejected programs checked for exact file:line:col and message."""
 import os
 import textwrap
-import time
 
 import pytest
 
@@ -59,11 +58,11 @@ def find(decls, name):
 
 # ------------------------------------------------------------------ positive
 
+# How fast they compile is measured by `make bench` (frontend_speed), not
+# asserted here: a time limit in a test fails on a loaded machine.
 @pytest.mark.parametrize("fixture", ["l2_switch.p4", "router.p4"])
-def test_fixture_programs_compile_fast(fixture):
-    start = time.monotonic()
+def test_fixture_programs_compile(fixture):
     program = compile_frontend(os.path.join(FIXTURES, fixture))
-    assert time.monotonic() - start < 2.0
     assert isinstance(program.find("main"), N.Instantiation)
 
 

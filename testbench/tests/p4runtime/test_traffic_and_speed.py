@@ -1,14 +1,16 @@
-"""Writes while traffic flows, and the write rate.
+"""Writes while traffic flows, and many entries in a few large Writes.
 
 Traffic: net_pcap replays a pcap forever (infinite_rx) into the exact
 table; the P4Runtime client meanwhile inserts, modifies and deletes
-thousands of entries in batches. The fast path must keep forwarding (the
-direct counter of an entry that stays keeps counting, every received
-packet is either sent or dropped by the default action) and the tables
-must read back exactly as written.
+thousands of entries in batches. The fast path must keep forwarding, every
+forwarded frame must carry the tag of an entry that was installed for its
+key (and the last ones the final entries' tags), and the tables must read
+back exactly as written.
 
-Speed: 65,536 exact entries (the gNB's DRB table size) to two targets in
-batches of 8,192, under 1 s in total for the Write RPCs."""
+Then 65,536 exact entries (the gNB's DRB table size) to two targets in
+batches of 8,192, every one read back. How fast that goes is measured by
+`make bench` (p4runtime_write), not asserted here: a time limit in a test
+fails on a loaded machine."""
 from __future__ import annotations
 
 import time
@@ -20,10 +22,17 @@ from scapy.packet import Raw
 from scapy.utils import RawPcapWriter
 
 from p4rt_client import TIMEOUT, update
+from pcap_frames import read_pcap_frames
+from testbench.bench.p4runtime_write import exact_entry_requests
 
 pytestmark = pytest.mark.dpdk
 
 STABLE_F1 = 0xABCD0000
+STABLE_TAG = 1
+# Not a data frame (the ingress drops it): most of the replay, so that the
+# capture of a second of traffic stays small.
+FILLER = bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01", type=0x0800) / Raw(bytes(46)))
+FILLERS_PER_DATA_FRAME = 10
 
 
 def data_frame(f1: int) -> bytes:
@@ -32,23 +41,34 @@ def data_frame(f1: int) -> bytes:
                        type=0x88B5) / Raw(header + b"payload"))
 
 
+def forwarded_frame(f1: int, tag: int) -> bytes:
+    """data_frame(f1) as the program sends it with t_exact's forward(0, tag):
+    b1 = tag, and b2 = 0xee from t_ternary's default miss() (no other table
+    has entries)."""
+    frame = bytearray(data_frame(f1))
+    frame[26], frame[27] = tag, 0xEE
+    return bytes(frame)
+
+
 def exact_entry(names, f1: int, tag: int) -> p4r.TableEntry:
     return names.table_entry("ingress.t_exact", {"hdr.data.f1": f1},
                              names.action("ingress.forward", port=0, tag=tag))
 
 
-def test_writes_while_traffic_flows(start_target, names, cache_root, tmp_path):
+def test_writes_while_traffic_flows(start_target, names, tmp_path):
     pcap = tmp_path / "in.pcap"
     writer = RawPcapWriter(str(pcap), linktype=1, sync=True)
     writer.write_header(None)
     for f1 in [STABLE_F1] + list(range(64)):
         writer.write(data_frame(f1))
+        for _ in range(FILLERS_PER_DATA_FRAME):
+            writer.write(FILLER)
     writer.close()
-    target = start_target(vdevs=[f"net_pcap0,rx_pcap={pcap},tx_pcap=/dev/null,"
-                                 "infinite_rx=1"],
+    sent = tmp_path / "out.pcap"
+    target = start_target(vdevs=[f"net_pcap0,rx_pcap={pcap},tx_pcap={sent},infinite_rx=1"],
                           app_args=["--mbufs", "4096"])
     client = target.primary()
-    client.write([update("INSERT", table_entry=exact_entry(names, STABLE_F1, 1))])
+    client.write([update("INSERT", table_entry=exact_entry(names, STABLE_F1, STABLE_TAG))])
     stable_counter = p4r.Entity(direct_counter_entry=p4r.DirectCounterEntry(
         table_entry=names.table_entry("ingress.t_exact", {"hdr.data.f1": STABLE_F1})))
 
@@ -57,8 +77,9 @@ def test_writes_while_traffic_flows(start_target, names, cache_root, tmp_path):
 
     before = hits()
     rounds, per_round = 20, 2048
+    tags = [(r + 2) & 0x7f for r in range(rounds)]
     for r in range(rounds):
-        batch = [exact_entry(names, i, (r + 2) & 0x7f) for i in range(per_round)]
+        batch = [exact_entry(names, i, tags[r]) for i in range(per_round)]
         kind = "INSERT" if r % 2 == 0 else "MODIFY"
         client.write([update(kind, table_entry=e) for e in batch])
         if r % 2 == 1 and r != rounds - 1:
@@ -69,8 +90,8 @@ def test_writes_while_traffic_flows(start_target, names, cache_root, tmp_path):
     table = p4r.Entity(table_entry=p4r.TableEntry(
         table_id=names.tables["ingress.t_exact"].preamble.id))
     found = {e.table_entry.match[0].exact.value: e.table_entry for e in client.read(table)}
-    expected = [exact_entry(names, STABLE_F1, 1)] + \
-        [exact_entry(names, i, (rounds - 1 + 2) & 0x7f) for i in range(per_round)]
+    expected = [exact_entry(names, STABLE_F1, STABLE_TAG)] + \
+        [exact_entry(names, i, tags[-1]) for i in range(per_round)]
     assert len(found) == len(expected)
     for e in expected:
         assert found[e.match[0].exact.value] == e
@@ -78,48 +99,42 @@ def test_writes_while_traffic_flows(start_target, names, cache_root, tmp_path):
     time.sleep(0.2)
     assert hits() > during
     stats = target.runtime.request({"cmd": "stats"})
-    rx = stats["ports"][0]["rx"]
-    assert rx > 10_000
-    assert target.runtime.alive()
+    assert stats["ports"][0]["rx"] > 10_000
+    assert target.stop() == 0, target.runtime.log_tail()
+
+    # Every frame sent is one the entries of its key allowed, byte for byte;
+    # the last one of each key carries the final entry's tag (traffic went
+    # on for 0.2 s after the last write).
+    frames = read_pcap_frames(sent)
+    allowed = {forwarded_frame(STABLE_F1, STABLE_TAG)} | \
+        {forwarded_frame(f1, tag) for f1 in range(64) for tag in tags}
+    unexpected = [f.hex() for f in set(frames) - allowed]
+    assert not unexpected, f"{len(unexpected)} kinds of frames no entry allows, e.g. {unexpected[:3]}"
+    last_of_key = {int.from_bytes(f[14:18], "big"): f for f in frames}
+    assert last_of_key == {f1: forwarded_frame(f1, tags[-1]) for f1 in range(64)} | \
+        {STABLE_F1: forwarded_frame(STABLE_F1, STABLE_TAG)}
 
 
-def batched_requests(names, n: int, batch: int) -> list[p4r.WriteRequest]:
-    table_id = names.tables["ingress.t_exact"].preamble.id
-    action_id = names.actions["ingress.forward"].preamble.id
-    requests = []
-    for start in range(0, n, batch):
-        request = p4r.WriteRequest(device_id=1)
-        request.election_id.low = 1
-        for i in range(start, start + batch):
-            u = request.updates.add(type=p4r.Update.INSERT)
-            e = u.entity.table_entry
-            e.table_id = table_id
-            e.match.add(field_id=1).exact.value = i.to_bytes(4, "big")
-            e.action.action.action_id = action_id
-            e.action.action.params.add(param_id=1, value=b"\x01")
-            e.action.action.params.add(param_id=2, value=(i & 0xff).to_bytes(1, "big"))
-        requests.append(request)
-    return requests
-
-
-def test_65536_entries_reach_two_targets_in_under_a_second(start_target, names):
+def test_65536_entries_reach_two_targets_in_batches_of_8192(start_target, names):
     n, batch = 65_536, 8_192
     targets = [start_target(), start_target()]
     clients = [t.primary() for t in targets]
-    requests = batched_requests(names, n, batch)   # built once, sent to both
-    start = time.perf_counter()
+    requests = exact_entry_requests(names, n, batch)   # built once, sent to both
     for client in clients:
         for request in requests:
             client.stub.Write(request, timeout=TIMEOUT)
-    elapsed = time.perf_counter() - start
-    rate = 2 * n / elapsed
-    print(f"\n{2 * n} entries to 2 targets in {elapsed:.3f} s: {rate:,.0f} entries/s")
     table = p4r.Entity(table_entry=p4r.TableEntry(
         table_id=names.tables["ingress.t_exact"].preamble.id))
+    def contents(entries) -> set[tuple[int, ...]]:
+        """(f1, action id, port, tag) of each entry, byte strings as integers
+        (the server may answer in canonical form what was sent padded)."""
+        return {(int.from_bytes(e.match[0].exact.value, "big"), e.action.action.action_id,
+                 *(int.from_bytes(p.value, "big") for p in e.action.action.params))
+                for e in entries}
+
+    written = contents(u.entity.table_entry for request in requests for u in request.updates)
+    assert len(written) == n
     for client in clients:
-        entries = client.read(table)
-        assert len(entries) == n
-        sample = entries[12345].table_entry
-        f1 = int.from_bytes(sample.match[0].exact.value, "big")
-        assert sample.action.action.params[1].value == (f1 & 0xff).to_bytes(1, "big")
-    assert elapsed < 1.0
+        read_back = [e.table_entry for e in client.read(table)]
+        assert len(read_back) == n
+        assert contents(read_back) == written
