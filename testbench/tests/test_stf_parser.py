@@ -87,7 +87,6 @@ def test_resolution_by_suffix_and_auto_priority():
 
 @pytest.mark.parametrize("text,message", [
     ("add t h.f:1 g:1 fwd(port:1)", "ambiguous"),
-    ("add MyIngress.t g:1 fwd(port:1)", None),
     ("add MyIngress.t f:1 fwd(port:1)", "exact match field(s) hdr.h.g"),
     ("add MyIngress.t g:256 fwd(port:1)", "does not fit in 8 bits"),
     ("add MyIngress.t g:1 fwd(port:512)", "does not fit in 9 bits"),
@@ -97,12 +96,20 @@ def test_resolution_by_suffix_and_auto_priority():
 ])
 def test_resolution_errors(text, message):
     command = parse_stf_text(text, "t.stf")[0]
-    if message is None:
-        Resolver(NAMES).control_command(command)
-        return
     with pytest.raises(StfError) as error:
         Resolver(NAMES).control_command(command)
     assert str(error.value).startswith("t.stf:1: error:") and message in str(error.value)
+
+
+def test_an_omitted_ternary_field_is_a_wildcard():
+    """Only exact fields are required: hdr.h.f (ternary) left out is sent
+    as no match at all, which the runtime reads as mask 0."""
+    [command] = parse_stf_text("add MyIngress.t g:1 fwd(port:1)", "t.stf")
+    resolved = Resolver(NAMES).control_command(command)
+    assert resolved == {"cmd": "table_add", "table": "MyIngress.t", "match": {"hdr.h.g": 1},
+                        "priority": resolved["priority"], "action": "MyIngress.fwd",
+                        "params": {"port": 1}}
+    assert isinstance(resolved["priority"], int) and resolved["priority"] > 0
 
 
 def test_compare_frame():
