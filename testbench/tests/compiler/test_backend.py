@@ -1,25 +1,40 @@
-"""C back end: generated C compiles for every test program, unsupported
-constructs are clear errors, and a compiled program runs on DPDK."""
+"""C back end: the generated C of every test program is the C the STF
+tests build and run, unsupported constructs are clear errors, and compiled
+programs forward packets as their P4 says."""
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
+from scapy.layers.inet import IP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scapy.utils import wrpcap
 
 from t4p4s.diagnostics import CompileError
 from t4p4s.driver import compile_program
 
-from backend_util import REPO, STF_PROGRAMS, c_of, gcc_syntax_check, write_program
+from backend_util import PRELUDE, REPO, STF_PROGRAMS, c_of, gcc_syntax_check, write_program
+from pcap_frames import read_pcap_frames
 
 
+@pytest.mark.dpdk
 @pytest.mark.parametrize("program", STF_PROGRAMS, ids=lambda p: p.stem)
-def test_generated_c_compiles(tmp_path, program):
+def test_generated_c_is_what_the_stf_tests_run(tmp_path, program, compiled):
+    """The C compile_program writes for each test program is, byte for byte
+    apart from its own paths, the C of the executable that test_stf_programs
+    runs on that program's packets (built by the compile cache): so every
+    generated file here is compiled for real and its results compared."""
     result = compile_program(program, tmp_path, build=False)
-    check = gcc_syntax_check(result.c_path)
-    assert check.returncode == 0, check.stderr[-3000:]
     c = result.c_path.read_text()
     assert "t4p4s_pipeline_process(struct t4p4s_lcore *lc" in c
     assert "const struct t4p4s_program t4p4s_program" in c
     assert f"/* {program.name}:" in c, "blocks name their P4 source line"
+    build = compiled(program)
+    built = Path(build.c_path).read_text()
+    assert c.replace(str(result.p4info_binary_path), "P4INFO") == \
+        built.replace(str(build.p4info_binary_path), "P4INFO")
+    assert Path(build.executable_path).stat().st_mtime >= Path(build.c_path).stat().st_mtime
 
 
 def test_sub_control_applied_once_uses_alias_free_arguments_in_place(tmp_path):
@@ -67,21 +82,62 @@ def test_output_is_deterministic(tmp_path):
     assert a.replace(str(tmp_path / "a"), "") == b.replace(str(tmp_path / "b"), "")
 
 
-def test_wide_fields_copy_compare_and_key(tmp_path):
-    path = write_program(tmp_path, """
-        action set(bit<128> v) { meta.big = v; hdr.w.addr = meta.big; }
-        table t { key = { hdr.w.addr : exact; } actions = { set; } }
-        apply {
-            t.apply();
-            if (hdr.w.addr == meta.big) { meta.m = hdr.w.addr[31:0]; }
-        }
-    """)
+WIDE_FIELDS = PRELUDE + """
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header wide_t { bit<128> addr; bit<8> x; }
+struct H { eth_t eth; wide_t w; }
+struct M { bit<32> m; bit<128> big; }
+parser P(packet_in p, out H hdr, inout M meta, inout standard_metadata_t sm) {
+    state start { p.extract(hdr.eth); p.extract(hdr.w); transition accept; }
+}
+control V(inout H hdr, inout M meta) { apply { } }
+control I(inout H hdr, inout M meta, inout standard_metadata_t sm) {
+    action set(bit<128> v) { meta.big = v; hdr.w.addr = meta.big; }
+    table t { key = { hdr.w.addr : exact; } actions = { set; NoAction; } default_action = NoAction(); }
+    apply {
+        sm.egress_spec = 1;
+        t.apply();
+        if (hdr.w.addr == meta.big) { hdr.eth.src = (bit<48>)hdr.w.addr[31:0]; }
+    }
+}
+control E(inout H hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
+control C(inout H hdr, inout M meta) { apply { } }
+control D(packet_out p, in H hdr) { apply { p.emit(hdr.eth); p.emit(hdr.w); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_wide_fields_copy_compare_and_key_generate_the_wide_helpers(tmp_path):
+    path = tmp_path / "wide.p4"
+    path.write_text(WIDE_FIELDS)
     c = c_of(path)
     assert "t4p4s_copy_bits(" in c and "p4_bits_equal(" in c
-    c_file = tmp_path / "wide.c"
-    c_file.write_text(c)
-    check = gcc_syntax_check(c_file)
-    assert check.returncode == 0, check.stderr[-3000:]
+
+
+@pytest.mark.dpdk
+def test_wide_fields_copy_compare_and_key(tmp_path, compiled, pcap_runtime):
+    """A 128-bit key, action parameter, copy through metadata, comparison
+    and slice, on packets: a hit rewrites addr from the entry and, addr now
+    equal to meta.big, writes its low 32 bits into eth.src; a miss leaves
+    meta.big 0, so only an all-zero addr compares equal."""
+    path = tmp_path / "wide.p4"
+    path.write_text(WIDE_FIELDS)
+    key = bytes.fromhex("0102030405060708090a0b0c0d0e0f10")
+    value = bytes.fromhex("f0e0d0c0b0a0908070605040" "deadbeef")
+    eth = bytes.fromhex("0a0000000001" "0a0000000002" "88b6")
+
+    def frame(addr: bytes, src: bytes = eth[6:12]) -> bytes:
+        return eth[:6] + src + eth[12:] + addr + b"\x55" + b"payload"
+
+    hit, miss, zero = frame(key), frame(bytes(range(16))), frame(bytes(16))
+    run = pcap_runtime(compiled(path), [[hit, miss, zero], []], entries=[
+        {"cmd": "table_add", "table": "I.t", "match": {"hdr.w.addr": "0x" + key.hex()},
+         "action": "I.set", "params": {"v": "0x" + value.hex()}}])
+    run.wait_received()
+    outputs = run.stop()
+    assert run.exit_status == 0
+    assert [o.hex() for o in outputs[1]] == [
+        frame(value, src=bytes(2) + value[12:]).hex(), miss.hex(), frame(bytes(16), src=bytes(6)).hex()]
 
 
 @pytest.mark.parametrize("body, message", [
@@ -102,22 +158,38 @@ def test_unsupported_constructs_name_their_location(tmp_path, body, message):
 
 
 @pytest.mark.dpdk
-def test_compiled_l2_switch_runs_on_net_null(tmp_path):
+def test_compiled_l2_switch_forwards_by_destination(tmp_path):
+    """The executable the driver builds (not the test cache's), fed by
+    --rx-replay on a net_null port: every frame for a known destination
+    leaves its entry's port unchanged, the unknown one is dropped."""
     program = [p for p in STF_PROGRAMS if p.stem == "l2_switch"][0]
     result = compile_program(program, tmp_path / "out")
-    stats = tmp_path / "stats.json"
+    to_port_1 = bytes(Ether(dst="00:00:00:00:00:0a", src="00:00:00:00:00:0b") / IP() / Raw(b"one"))
+    to_port_2 = bytes(Ether(dst="00:00:00:00:00:0b", src="00:00:00:00:00:0a") / IP() / Raw(b"two"))
+    unknown = bytes(Ether(dst="00:00:00:00:00:0c", src="00:00:00:00:00:0a") / IP() / Raw(b"none"))
+    replay = tmp_path / "replay.pcap"
+    wrpcap(str(replay), [Ether(f) for f in (to_port_1, unknown, to_port_2)])
+    entries = tmp_path / "entries.json"
+    entries.write_text(json.dumps([
+        {"cmd": "table_add", "table": "ingress.dmac", "match": {"hdr.ethernet.dstAddr": dst},
+         "action": "ingress.forward", "params": {"port": port}} for dst, port in ((0x0a, 1), (0x0b, 2))]))
+    stats, sent = tmp_path / "stats.json", tmp_path / "out1.pcap"
     proc = subprocess.run(
         ["timeout", "20", str(result.executable_path), "--no-huge", "-m", "256",
          "--no-pci", "-l", "0", "--file-prefix", f"backend_{tmp_path.name}",
-         "--vdev", "net_null0", "--vdev", "net_null1",
-         "--", "--duration", "2", "--stats-json", str(stats)],
+         "--vdev", "net_null0", "--vdev", f"net_pcap1,tx_pcap={sent}", "--vdev", "net_null2,no-rx=1",
+         "--", "--duration", "0.1", "--stats-json", str(stats), "--entries", str(entries),
+         "--rx-replay", f"0:{replay}"],
         capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     s = json.loads(stats.read_text())
-    rx = sum(p["rx"] for p in s["ports"])
-    assert rx > 0
-    # net_null frames are all-zero: no dmac entry, so the default drop()
-    assert s["drops"]["pipeline"] == rx
+    rx = s["ports"][0]["rx"]
+    frames = read_pcap_frames(sent)
+    assert rx > 30 and set(frames) == {to_port_1}
+    # the replay repeats the three frames in order: a third of them each
+    assert len(frames) in (rx // 3, rx // 3 + 1)
+    assert s["ports"][2]["tx"] in (rx // 3, rx // 3 + 1)
+    assert s["drops"]["pipeline"] == rx - len(frames) - s["ports"][2]["tx"]
 
 
 def test_prefetch_hints_follow_action_data_to_extern_indices(tmp_path):
