@@ -17,8 +17,13 @@ namespace t4p4s_p4rt {
 using grpc::StatusCode;
 using p4::v1::Update;
 
+// P4Runtime spec, "CloneSessionEntry": session id 0 is reserved (a read's
+// wildcard), so it is INVALID_ARGUMENT in a write.
 static Outcome check_session_id(uint32_t session)
 {
+    if (session == 0)
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "clone session id 0 is reserved");
     if (session >= T4P4S_CTL_MAX_CLONE_SESSIONS)
         return fail(StatusCode::OUT_OF_RANGE,
                     "clone session " + std::to_string(session) +
@@ -108,9 +113,24 @@ static void emit_session(uint32_t session, uint32_t port, uint32_t truncate,
     s->add_replicas()->set_egress_port(port);
 }
 
+// This target has no multicast groups: a wildcard read finds none (so a
+// client that reads every PRE entry, e.g. finsy's Switch.delete_all(),
+// works), a read of one group finds nothing either.
+static Outcome read_multicast_groups(const p4::v1::MulticastGroupEntry &query)
+{
+    if (query.multicast_group_id() == 0)
+        return ok();
+    return fail(StatusCode::NOT_FOUND,
+                "no multicast group " +
+                    std::to_string(query.multicast_group_id()) +
+                    " (this target has no multicast groups)");
+}
+
 Outcome read_pre_entries(const p4::v1::PacketReplicationEngineEntry &query,
                          EntitySink &sink)
 {
+    if (query.has_multicast_group_entry())
+        return read_multicast_groups(query.multicast_group_entry());
     if (!query.has_clone_session_entry())
         return fail(StatusCode::UNIMPLEMENTED,
                     "this target has clone sessions, no multicast groups");

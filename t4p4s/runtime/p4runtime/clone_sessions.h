@@ -1,6 +1,7 @@
 // PacketReplicationEngineEntry: clone sessions (one replica each: the
 // target's session table maps a session to one egress port and a truncate
-// length). Multicast groups are not implemented.
+// length). Multicast groups are not implemented: writes of them are
+// UNIMPLEMENTED, reads find none.
 #ifndef T4P4S_P4RT_CLONE_SESSIONS_H
 #define T4P4S_P4RT_CLONE_SESSIONS_H
 

@@ -19,7 +19,13 @@ static Outcome index_range(bool has_index, int64_t index, uint32_t size,
         *end = size;
         return ok();
     }
-    if (index < 0 || index >= (int64_t)size)
+    // P4Runtime spec, "CounterEntry": an index beyond the array is
+    // OUT_OF_RANGE; a negative one is no index at all, INVALID_ARGUMENT.
+    if (index < 0)
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "index " + std::to_string(index) + " of " + name +
+                        " is negative");
+    if (index >= (int64_t)size)
         return fail(StatusCode::OUT_OF_RANGE,
                     "index " + std::to_string(index) + " out of range for " +
                         name + " (size " + std::to_string(size) + ")");

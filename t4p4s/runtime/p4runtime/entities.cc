@@ -1,5 +1,6 @@
 #include "entities.h"
 
+#include "action_profiles.h"
 #include "clone_sessions.h"
 #include "counters_registers.h"
 #include "table_entries.h"
@@ -54,6 +55,12 @@ Outcome read_entity(const ProgramIds &ids, const E &entity, EntitySink &sink)
         return read_registers(ids, entity.register_entry(), sink);
     case E::kPacketReplicationEngineEntry:
         return read_pre_entries(entity.packet_replication_engine_entry(), sink);
+    case E::kActionProfileMember:
+        return read_action_profile_entries(
+            entity.action_profile_member().action_profile_id());
+    case E::kActionProfileGroup:
+        return read_action_profile_entries(
+            entity.action_profile_group().action_profile_id());
     default:
         return not_in_target(entity);
     }

@@ -145,3 +145,110 @@ def test_clone_sessions(target):
     assert codes(error.value) == [Code.ALREADY_EXISTS.value[0], Code.NOT_FOUND.value[0],
                                   Code.NOT_FOUND.value[0], Code.OUT_OF_RANGE.value[0],
                                   Code.OUT_OF_RANGE.value[0], Code.UNIMPLEMENTED.value[0]]
+
+
+def test_clone_session_0_is_reserved(target):
+    """P4Runtime spec, "CloneSessionEntry": session id 0 is reserved; a write
+    of it is INVALID_ARGUMENT, whatever the update type."""
+    client = target.primary()
+    with pytest.raises(grpc.RpcError) as error:
+        client.write([update(kind, packet_replication_engine_entry=clone_session(0, 1))
+                      for kind in ("INSERT", "MODIFY", "DELETE")])
+    assert codes(error.value) == [Code.INVALID_ARGUMENT.value[0]] * 3
+    everything = p4r.Entity(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
+        clone_session_entry=p4r.CloneSessionEntry()))
+    assert client.read(everything) == []
+
+
+def test_negative_index_is_invalid_argument(target, names):
+    """P4Runtime spec, "CounterEntry" / "RegisterEntry": an index beyond the
+    array is OUT_OF_RANGE, a negative one INVALID_ARGUMENT; on writes and
+    reads alike, and the cells are left as they were."""
+    client = target.primary()
+    cid = names.counters["ingress.port_counter"].preamble.id
+    rid = names.registers["ingress.seen"].preamble.id
+    counter = lambda i: p4r.CounterEntry(  # noqa: E731
+        counter_id=cid, index=p4r.Index(index=i), data=p4r.CounterData(packet_count=5))
+    register = lambda i: p4r.RegisterEntry(  # noqa: E731
+        register_id=rid, index=p4r.Index(index=i), data=p4data_pb2.P4Data(bitstring=b"\x05"))
+    with pytest.raises(grpc.RpcError) as error:
+        client.write([update("MODIFY", counter_entry=counter(-1)),
+                      update("MODIFY", counter_entry=counter(-(2**63))),
+                      update("MODIFY", register_entry=register(-1)),
+                      update("MODIFY", counter_entry=counter(8)),
+                      update("MODIFY", register_entry=register(16))])
+    invalid, out_of_range = Code.INVALID_ARGUMENT.value[0], Code.OUT_OF_RANGE.value[0]
+    assert codes(error.value) == [invalid, invalid, invalid, out_of_range, out_of_range]
+    for query in (p4r.Entity(counter_entry=counter(-1)),
+                  p4r.Entity(register_entry=register(-3))):
+        with pytest.raises(grpc.RpcError) as error:
+            client.read(query)
+        assert codes(error.value) == [invalid]
+    assert all(e.counter_entry.data == p4r.CounterData() for e in
+               client.read(p4r.Entity(counter_entry=p4r.CounterEntry(counter_id=cid))))
+    assert all(e.register_entry.data.bitstring == b"\x00" for e in
+               client.read(p4r.Entity(register_entry=p4r.RegisterEntry(register_id=rid))))
+
+
+def multicast_group(group: int) -> p4r.Entity:
+    return p4r.Entity(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
+        multicast_group_entry=p4r.MulticastGroupEntry(multicast_group_id=group)))
+
+
+def test_multicast_groups_read_as_none(target):
+    """The target has no multicast groups: a wildcard read of them is an
+    empty answer (with the clone sessions of the same request), a read of
+    one group NOT_FOUND; writing one stays UNIMPLEMENTED."""
+    client = target.primary()
+    client.write([update("INSERT", packet_replication_engine_entry=clone_session(7, 2))])
+    sessions = p4r.Entity(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
+        clone_session_entry=p4r.CloneSessionEntry()))
+    assert client.read(multicast_group(0)) == []
+    assert [e.packet_replication_engine_entry for e in
+            client.read(multicast_group(0), sessions)] == [clone_session(7, 2)]
+    with pytest.raises(grpc.RpcError) as error:
+        client.read(multicast_group(5))
+    assert codes(error.value) == [Code.NOT_FOUND.value[0]]
+    group = multicast_group(5)
+    group.packet_replication_engine_entry.multicast_group_entry.replicas.add(egress_port=1)
+    with pytest.raises(grpc.RpcError) as error:
+        client.write([update("INSERT", packet_replication_engine_entry=
+                             group.packet_replication_engine_entry)])
+    assert codes(error.value) == [Code.UNIMPLEMENTED.value[0]]
+
+
+def test_action_profiles_read_as_none(target):
+    """The target has no action profiles: wildcard reads of their members
+    and groups find nothing, a read naming a profile is NOT_FOUND."""
+    client = target.client()
+    assert client.read(p4r.Entity(action_profile_member=p4r.ActionProfileMember()),
+                       p4r.Entity(action_profile_group=p4r.ActionProfileGroup())) == []
+    with pytest.raises(grpc.RpcError) as error:
+        client.read(p4r.Entity(action_profile_group=p4r.ActionProfileGroup(
+            action_profile_id=0x11000001)))
+    assert codes(error.value) == [Code.NOT_FOUND.value[0]]
+
+
+def test_finsy_delete_all(target, names):
+    """finsy's Switch.delete_all() reads every table entry, multicast group
+    and clone session in one Read and deletes the table entries it found
+    (with a const table in the program, finsy deletes only table entries),
+    then reads every action profile member and group."""
+    import asyncio
+
+    import finsy as fy
+
+    client = target.primary()
+    entry = names.table_entry("ingress.t_exact", {"hdr.data.f1": 5},
+                              names.action("ingress.forward", port=1, tag=1))
+    client.write([update("INSERT", table_entry=entry)])
+
+    async def delete_all():
+        options = fy.SwitchOptions(device_id=1, initial_election_id=100)
+        async with fy.Switch("target", target.address, options) as switch:
+            await switch.delete_all()
+
+    asyncio.run(asyncio.wait_for(delete_all(), 60))
+    tables = client.read(p4r.Entity(table_entry=p4r.TableEntry()))
+    const_id = names.tables["ingress.t_const"].preamble.id
+    assert [e.table_entry.table_id for e in tables] == [const_id, const_id]
