@@ -142,10 +142,15 @@ Outcome read_pre_entries(const p4::v1::PacketReplicationEngineEntry &query,
             emit_session(wanted, port, truncate, sink);
         return r;
     }
-    for (uint32_t s = 0; s < T4P4S_CTL_MAX_CLONE_SESSIONS; s++)
-        if (t4p4s_ctl_clone_session_read(s, &port, &truncate) == 0)
+    // each session is read on its own (no lock held here, so the sink
+    // may send as it fills)
+    Outcome r = ok();
+    for (uint32_t s = 0; r.ok() && s < T4P4S_CTL_MAX_CLONE_SESSIONS; s++)
+        if (t4p4s_ctl_clone_session_read(s, &port, &truncate) == 0) {
             emit_session(s, port, truncate, sink);
-    return ok();
+            r = sink.flush_if_full();
+        }
+    return r;
 }
 
 }  // namespace t4p4s_p4rt

@@ -1,8 +1,11 @@
 #include "counters_registers.h"
 
+#include <algorithm>
+
 #include <t4p4s/control_api.h>
 
 #include "bytestrings.h"
+#include "control_batch.h"
 #include "counter_data.h"
 
 namespace t4p4s_p4rt {
@@ -32,6 +35,27 @@ static Outcome index_range(bool has_index, int64_t index, uint32_t size,
     *first = (uint32_t)index;
     *end = (uint32_t)index + 1;
     return ok();
+}
+
+// Reads cells [first, end) with read_cell(i), which adds cell i to the
+// sink: the control API is locked for as many cells as the sink's current
+// message takes, and unlocked while the message is sent.
+template <typename ReadCell>
+static Outcome read_cells(uint32_t first, uint32_t end, EntitySink &sink,
+                          ReadCell read_cell)
+{
+    Outcome r = ok();
+    for (uint32_t i = first; r.ok() && i < end;) {
+        uint32_t chunk_end = i + std::min<uint32_t>((uint32_t)sink.room(), end - i);
+        {
+            ControlBatch batch;
+            for (; r.ok() && i < chunk_end; i++)
+                r = read_cell(i);
+        }
+        if (r.ok())
+            r = sink.flush_if_full();
+    }
+    return r;
 }
 
 static Outcome only_modify(Update::Type type)
@@ -82,18 +106,20 @@ static Outcome read_counter(uint16_t c, const p4::v1::CounterEntry &query,
     uint32_t first, end;
     Outcome r = index_range(query.has_index(), query.index().index(),
                             desc.size, desc.name, &first, &end);
-    for (uint32_t i = first; r.ok() && i < end; i++) {
+    if (!r.ok())
+        return r;
+    return read_cells(first, end, sink, [&](uint32_t i) {
         t4p4s_counter_value value;
-        r = from_errno(t4p4s_ctl_counter_read(c, i, &value));
-        if (!r.ok())
-            break;
+        Outcome cell = from_errno(t4p4s_ctl_counter_read(c, i, &value));
+        if (!cell.ok())
+            return cell;
         p4::v1::CounterEntry *e = sink.add()->mutable_counter_entry();
         e->set_counter_id(desc.id);
         e->mutable_index()->set_index(i);
         counter_value_to_p4rt(desc.type, value.packets, value.bytes,
                               e->mutable_data());
-    }
-    return r;
+        return cell;
+    });
 }
 
 Outcome read_counters(const ProgramIds &ids, const p4::v1::CounterEntry &query,
@@ -155,17 +181,19 @@ static Outcome read_register(uint16_t reg, const p4::v1::RegisterEntry &query,
     uint32_t first, end;
     Outcome r = index_range(query.has_index(), query.index().index(),
                             desc.size, desc.name, &first, &end);
-    for (uint32_t i = first; r.ok() && i < end; i++) {
+    if (!r.ok())
+        return r;
+    return read_cells(first, end, sink, [&](uint32_t i) {
         uint64_t value;
-        r = from_errno(t4p4s_ctl_register_read(reg, i, &value));
-        if (!r.ok())
-            break;
+        Outcome cell = from_errno(t4p4s_ctl_register_read(reg, i, &value));
+        if (!cell.ok())
+            return cell;
         p4::v1::RegisterEntry *e = sink.add()->mutable_register_entry();
         e->set_register_id(desc.id);
         e->mutable_index()->set_index(i);
         e->mutable_data()->set_bitstring(canonical_u64(value));
-    }
-    return r;
+        return cell;
+    });
 }
 
 Outcome read_registers(const ProgramIds &ids, const p4::v1::RegisterEntry &query,

@@ -2,6 +2,7 @@
 
 #include <t4p4s/control_api.h>
 
+#include "control_batch.h"
 #include "entities.h"
 #include "status.h"
 
@@ -21,16 +22,6 @@ grpc::Status Service::check_device(uint64_t device_id) const
                                 std::to_string(device_id_) + ")");
     return grpc::Status::OK;
 }
-
-// Holds the control API's mutex for a whole batch: one acquisition per
-// request, and no other client's write in the middle of it.
-class ControlBatch {
-public:
-    ControlBatch() { t4p4s_ctl_batch_begin(); }
-    ~ControlBatch() { t4p4s_ctl_batch_end(); }
-    ControlBatch(const ControlBatch &) = delete;
-    ControlBatch &operator=(const ControlBatch &) = delete;
-};
 
 grpc::Status Service::Write(grpc::ServerContext *,
                             const p4::v1::WriteRequest *request,
@@ -60,16 +51,20 @@ grpc::Status Service::Read(grpc::ServerContext *,
     grpc::Status status = check_device(request->device_id());
     if (!status.ok())
         return status;
-    EntitySink sink;
+    // Each reader locks the control API per chunk and streams what it
+    // found as it goes: a Read is not atomic with respect to Writes (the
+    // spec asks for no such thing), and never holds them up for long.
+    EntitySink sink(writer);
     std::vector<Outcome> outcomes;
     outcomes.reserve(request->entities_size());
-    {
-        ControlBatch batch;
-        for (const p4::v1::Entity &entity : request->entities())
-            outcomes.push_back(read_entity(ids_, entity, sink));
+    for (const p4::v1::Entity &entity : request->entities()) {
+        outcomes.push_back(read_entity(ids_, entity, sink));
+        if (sink.client_gone())
+            break;
     }
-    if (!sink.send(writer))
-        return grpc::Status(StatusCode::CANCELLED, "the client went away");
+    Outcome sent = sink.flush();
+    if (!sent.ok())
+        return to_status(sent);
     return batch_status(outcomes, "read requests");
 }
 

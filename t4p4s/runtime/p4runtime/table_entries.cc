@@ -4,9 +4,11 @@
 
 #include <t4p4s/control_api.h>
 
+#include "control_batch.h"
 #include "counter_data.h"
 #include "table_action.h"
 #include "table_match.h"
+#include "table_snapshot.h"
 
 namespace t4p4s_p4rt {
 
@@ -131,42 +133,37 @@ Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
 /* ---- reads ------------------------------------------------------------ */
 
 struct TableReader {
-    const t4p4s_table_desc *desc;
+    uint16_t table;
     EntitySink *sink;
     int32_t priority;          // 0: any
     int action;                // -1: any
     bool with_counter;         // the query asked for counter_data
     bool as_direct_counter;    // emit DirectCounterEntry, not TableEntry
 
-    static int visit(void *arg, const t4p4s_entry_view *view)
-    {
-        static_cast<TableReader *>(arg)->emit(*view);
-        return 0;
-    }
-
     void emit(const t4p4s_entry_view &view)
     {
         if ((priority != 0 && view.priority != priority) ||
             (action >= 0 && view.action != action))
             return;
+        const t4p4s_table_desc &desc = t4p4s_program.tables[table];
         p4::v1::Entity *entity = sink->add();
-        t4p4s_counter_type unit = desc->direct_counter >= 0
-            ? t4p4s_program.counters[desc->direct_counter].type
+        t4p4s_counter_type unit = desc.direct_counter >= 0
+            ? t4p4s_program.counters[desc.direct_counter].type
             : T4P4S_COUNTER_PACKETS_AND_BYTES;
         if (as_direct_counter) {
             p4::v1::DirectCounterEntry *d = entity->mutable_direct_counter_entry();
-            d->mutable_table_entry()->set_table_id(desc->id);
-            match_to_p4rt(*desc, view, d->mutable_table_entry());
+            d->mutable_table_entry()->set_table_id(desc.id);
+            match_to_p4rt(desc, view, d->mutable_table_entry());
             counter_value_to_p4rt(unit, view.packets, view.bytes, d->mutable_data());
             return;
         }
         p4::v1::TableEntry *e = entity->mutable_table_entry();
-        e->set_table_id(desc->id);
+        e->set_table_id(desc.id);
         if (view.value == nullptr) {
             e->set_is_default_action(true);
         } else {
-            match_to_p4rt(*desc, view, e);
-            e->set_is_const(desc->entries_are_const);
+            match_to_p4rt(desc, view, e);
+            e->set_is_const(desc.entries_are_const);
         }
         action_to_p4rt(view, e->mutable_action()->mutable_action());
         if (with_counter && view.has_counter)
@@ -175,25 +172,42 @@ struct TableReader {
     }
 };
 
-// The entries of one table selected by `query` (its table_id resolved).
+// The entries of one table selected by `query` (its table_id resolved):
+// copied with the control API locked, turned into entities and sent
+// after (a full table must not hold up writers while it is sent).
 static Outcome read_one_table(uint16_t table,
                               const p4::v1::TableEntry &query,
                               TableReader &reader)
 {
     const t4p4s_table_desc &desc = t4p4s_program.tables[table];
-    reader.desc = &desc;
-    if (query.is_default_action())
-        return from_errno(t4p4s_ctl_table_get_default(table, TableReader::visit,
-                                                      &reader));
-    if (query.match_size() == 0)
-        return from_errno(t4p4s_ctl_table_read(table, TableReader::visit, &reader));
     MatchBuffer match;
-    Outcome r = match.parse(desc, query);
-    if (!r.ok())
-        return r;
+    if (!query.is_default_action() && query.match_size() != 0) {
+        Outcome r = match.parse(desc, query);
+        if (!r.ok())
+            return r;
+    }
     t4p4s_match_spec m = match.spec();
-    int ret = t4p4s_ctl_table_read_entry(table, &m, TableReader::visit, &reader);
-    return ret == -ENOENT ? ok() : from_errno(ret);   // matches nothing
+    TableSnapshot snapshot(desc);
+    int ret;
+    {
+        ControlBatch batch;
+        if (query.is_default_action())
+            ret = t4p4s_ctl_table_get_default(table, TableSnapshot::copy, &snapshot);
+        else if (query.match_size() == 0)
+            ret = t4p4s_ctl_table_read(table, TableSnapshot::copy, &snapshot);
+        else    // one entry, or none (not an error: the match finds nothing)
+            ret = t4p4s_ctl_table_read_entry(table, &m, TableSnapshot::copy,
+                                             &snapshot);
+    }
+    if (ret == -ENOENT && query.match_size() != 0 && !query.is_default_action())
+        ret = 0;
+    Outcome r = from_errno(ret);
+    reader.table = table;
+    for (size_t i = 0; r.ok() && i < snapshot.size(); i++) {
+        reader.emit(snapshot.view(i));
+        r = reader.sink->flush_if_full();
+    }
+    return r;
 }
 
 Outcome read_table_entries(const ProgramIds &ids,
@@ -202,7 +216,7 @@ Outcome read_table_entries(const ProgramIds &ids,
     Outcome r = check_unsupported_fields(query);
     if (!r.ok())
         return r;
-    TableReader reader{nullptr, &sink, query.priority(), -1,
+    TableReader reader{0, &sink, query.priority(), -1,
                        query.has_counter_data(), false};
     if (query.has_action() && query.action().has_action() &&
         query.action().action().action_id() != 0) {
@@ -263,7 +277,7 @@ Outcome read_direct_counters(const ProgramIds &ids,
                              EntitySink &sink)
 {
     const p4::v1::TableEntry &key = query.table_entry();
-    TableReader reader{nullptr, &sink, key.priority(), -1, true, true};
+    TableReader reader{0, &sink, key.priority(), -1, true, true};
     if (key.is_default_action())
         return fail(StatusCode::INVALID_ARGUMENT,
                     "the default entry has no direct counter on this target");

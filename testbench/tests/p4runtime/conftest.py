@@ -18,6 +18,7 @@ from t4p4s.stf.control import RuntimeProcess, test_eal_args  # noqa: E402
 
 P4_DIR = Path(__file__).resolve().parents[2] / "p4" / "p4runtime"
 OBJECTS_P4 = P4_DIR / "p4rt_objects.p4"
+LARGE_COUNTER_P4 = P4_DIR / "p4rt_large_counter.p4"
 _runs = itertools.count()
 
 
@@ -29,6 +30,11 @@ def objects_build(compiled):
 @pytest.fixture(scope="session")
 def names(objects_build) -> Names:
     return Names(load_p4info(objects_build.p4info_text_path))
+
+
+@pytest.fixture(scope="session")
+def large_counter_build(compiled):
+    return compiled(LARGE_COUNTER_P4)
 
 
 class Target:
