@@ -5,6 +5,8 @@
 #include <t4p4s/control_api.h>
 #include <t4p4s/pipeline.h>
 
+#include "entry_metadata.h"
+
 namespace t4p4s_p4rt {
 
 using grpc::StatusCode;
@@ -60,6 +62,7 @@ grpc::Status PipelineConfig::set(const Request &request)
             return status;
         if (t4p4s_ctl_reset_state() != 0)
             return grpc::Status(StatusCode::INTERNAL, t4p4s_ctl_last_error());
+        entry_metadata().clear();    // the tables are empty again
         committed_ = request.config();
         committed_.clear_p4info();
         has_saved_ = false;

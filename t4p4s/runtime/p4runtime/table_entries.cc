@@ -6,6 +6,7 @@
 
 #include "control_batch.h"
 #include "counter_data.h"
+#include "entry_metadata.h"
 #include "table_action.h"
 #include "table_match.h"
 #include "table_snapshot.h"
@@ -24,7 +25,7 @@ static Outcome find_table(const ProgramIds &ids, uint32_t id, int *index)
     return ok();
 }
 
-// What this target's tables do not have: idle timeouts, meters, metadata.
+// What this target's tables do not have: idle timeouts, meters.
 static Outcome check_unsupported_fields(const p4::v1::TableEntry &e)
 {
     if (e.idle_timeout_ns() != 0 || e.has_time_since_last_hit())
@@ -32,13 +33,6 @@ static Outcome check_unsupported_fields(const p4::v1::TableEntry &e)
                     "the table does not support idle timeouts");
     if (e.has_meter_config() || e.has_meter_counter_data())
         return fail(StatusCode::INVALID_ARGUMENT, "the table has no direct meter");
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    bool has_metadata = !e.metadata().empty() || e.controller_metadata() != 0;
-#pragma GCC diagnostic pop
-    if (has_metadata)
-        return fail(StatusCode::UNIMPLEMENTED,
-                    "this target does not store entry metadata");
     return ok();
 }
 
@@ -103,19 +97,32 @@ Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
     switch (type) {
     case Update::INSERT:
         ret = t4p4s_ctl_table_add((uint16_t)table, &m, &a);
+        if (ret == 0)
+            entry_metadata().store((uint16_t)table, m.value, m.mask,
+                                   m.priority, e);
         break;
     case Update::MODIFY:
-        if (e.has_action())
+        // with an action the entry is replaced, metadata included; without
+        // one only its direct resources change
+        if (e.has_action()) {
             ret = t4p4s_ctl_table_modify((uint16_t)table, &m, &a);
-        else if (desc.entries_are_const && !e.has_counter_data())
+            if (ret == 0)
+                entry_metadata().store((uint16_t)table, m.value, m.mask,
+                                       m.priority, e);
+        } else if (desc.entries_are_const && !e.has_counter_data()) {
             return fail(StatusCode::PERMISSION_DENIED,
                         std::string("table ") + desc.name + " has const entries");
-        else    /* only direct resources change: the entry must exist */
+        } else {    /* only direct resources change: the entry must exist */
             ret = t4p4s_ctl_table_read_entry((uint16_t)table, &m,
                                              count_nothing, nullptr);
+        }
         break;
     case Update::DELETE:
-        return from_errno(t4p4s_ctl_table_delete((uint16_t)table, &m));
+        ret = t4p4s_ctl_table_delete((uint16_t)table, &m);
+        if (ret == 0)
+            entry_metadata().forget((uint16_t)table, m.value, m.mask,
+                                    m.priority);
+        return from_errno(ret);
     default:
         return fail(StatusCode::INVALID_ARGUMENT,
                     "update type must be INSERT, MODIFY or DELETE");
@@ -164,6 +171,8 @@ struct TableReader {
         } else {
             match_to_p4rt(desc, view, e);
             e->set_is_const(desc.entries_are_const);
+            entry_metadata().restore(table, view.value, view.mask,
+                                     view.priority, e);
         }
         action_to_p4rt(view, e->mutable_action()->mutable_action());
         if (with_counter && view.has_counter)

@@ -298,3 +298,41 @@ def test_read_reports_each_request(target, names):
                     p4r.Entity())
     assert failed_codes(error.value) == [0, Code.NOT_FOUND.value[0],
                                          Code.INVALID_ARGUMENT.value[0]]
+
+
+def with_metadata(entry: p4r.TableEntry, metadata: bytes, cookie: int) -> p4r.TableEntry:
+    entry = p4r.TableEntry.FromString(entry.SerializeToString())
+    entry.metadata, entry.controller_metadata = metadata, cookie
+    return entry
+
+
+def test_metadata_is_stored_and_read_back(target, names):
+    """P4Runtime spec, "TableEntry": metadata (and the deprecated
+    controller_metadata) are opaque to the target, stored with the entry and
+    returned by Read; a MODIFY with an action replaces them, one that only
+    changes direct resources keeps them; a DELETE forgets them."""
+    client = target.primary()
+    cases = match_kind_cases(names)
+    entries = [with_metadata(names.table_entry(table, match, action, priority),
+                             b"\x00cookie " + kind.encode() + b"\xff", 1000 + i)
+               for i, (kind, (table, match, priority, action, _)) in enumerate(cases.items())]
+    client.write([update("INSERT", table_entry=e) for e in entries])
+    for (table, *_), entry in zip(cases.values(), entries):
+        assert read_table(client, names, table) == [entry]
+
+    table, match, priority, action, modified = cases["exact"]
+    changed = with_metadata(names.table_entry(table, match, modified, priority), b"new", 0)
+    client.write([update("MODIFY", table_entry=changed)])
+    assert read_table(client, names, table) == [changed]
+    key = names.table_entry(table, match)
+    assert [e.table_entry for e in client.read(p4r.Entity(table_entry=key))] == [changed]
+
+    only_counter = names.table_entry(table, match)
+    only_counter.counter_data.packet_count = 3
+    client.write([update("MODIFY", table_entry=only_counter)])
+    assert read_table(client, names, table) == [changed]
+
+    client.write([update("DELETE", table_entry=key)])
+    plain = names.table_entry(table, match, action, priority)
+    client.write([update("INSERT", table_entry=plain)])
+    assert read_table(client, names, table) == [plain]
