@@ -20,40 +20,12 @@ grpc::Status Arbitration::check_primary(uint64_t device_id,
                             "no controller has arbitrated for role '" +
                                 role_name + "'");
     const Controller *primary = it == roles_.end() ? nullptr : it->second.primary;
-    if (primary == nullptr || primary->election_id != to_id(election_id))
+    if (primary == nullptr || primary->closed ||
+        primary->election_id != to_id(election_id))
         return grpc::Status(StatusCode::PERMISSION_DENIED,
                             "not the primary controller (no StreamChannel "
                             "arbitration with this election id holds primary)");
     return grpc::Status::OK;
-}
-
-grpc::Status Arbitration::serve(Stream *stream)
-{
-    Controller self{stream};
-    std::string role_name;
-    bool arbitrated = false;
-    grpc::Status status = grpc::Status::OK;
-    p4::v1::StreamMessageRequest request;
-    while (status.ok() && stream->Read(&request)) {
-        switch (request.update_case()) {
-        case p4::v1::StreamMessageRequest::kArbitration:
-            status = arbitrate(self, role_name, !arbitrated, request.arbitration());
-            arbitrated = arbitrated || status.ok();
-            break;
-        case p4::v1::StreamMessageRequest::kPacket:
-            send_error(self, StatusCode::UNIMPLEMENTED,
-                       "this target has no packet I/O (no CPU port)");
-            break;
-        default:
-            send_error(self, StatusCode::UNIMPLEMENTED,
-                       "this target sends no digests and takes no other stream "
-                       "messages");
-            break;
-        }
-    }
-    if (arbitrated)
-        leave(role_name, self);
-    return status;
 }
 
 grpc::Status Arbitration::arbitrate(Controller &c, std::string &role_name,
@@ -79,7 +51,8 @@ grpc::Status Arbitration::arbitrate(Controller &c, std::string &role_name,
     ElectionId id = to_id(u.election_id());
     if (u.has_election_id())
         for (const Controller *other : role.controllers)
-            if (other != &c && other->has_election_id && other->election_id == id)
+            if (other != &c && !other->closed && other->has_election_id &&
+                other->election_id == id)
                 return grpc::Status(StatusCode::INVALID_ARGUMENT,
                                     "another live controller uses this election id");
     bool was_primary = role.primary == &c;
@@ -114,7 +87,7 @@ void Arbitration::notify(const std::string &name, const Role &role,
                          const Controller *only)
 {
     for (Controller *c : role.controllers) {
-        if (only != nullptr && c != only)
+        if ((only != nullptr && c != only) || c->closed)
             continue;
         p4::v1::StreamMessageResponse response;
         p4::v1::MasterArbitrationUpdate *u = response.mutable_arbitration();
@@ -134,7 +107,7 @@ void Arbitration::notify(const std::string &name, const Role &role,
             u->mutable_status()->set_code(grpc::StatusCode::NOT_FOUND);
             u->mutable_status()->set_message("no primary controller");
         }
-        c->stream->Write(response);
+        c->stream->send(response);
     }
 }
 
@@ -149,16 +122,6 @@ void Arbitration::leave(const std::string &role_name, Controller &c)
         role.primary = nullptr;
         notify(role_name, role, nullptr);
     }
-}
-
-void Arbitration::send_error(Controller &c, StatusCode code,
-                             const std::string &message)
-{
-    p4::v1::StreamMessageResponse response;
-    response.mutable_error()->set_canonical_code(code);
-    response.mutable_error()->set_message(message);
-    std::lock_guard<std::mutex> lock(mu_);
-    c.stream->Write(response);
 }
 
 }  // namespace t4p4s_p4rt

@@ -5,6 +5,7 @@
 #include "control_batch.h"
 #include "entities.h"
 #include "status.h"
+#include "stream_channel.h"
 
 namespace t4p4s_p4rt {
 
@@ -87,12 +88,10 @@ grpc::Status Service::GetForwardingPipelineConfig(
     return status;
 }
 
-grpc::Status Service::StreamChannel(
-    grpc::ServerContext *,
-    grpc::ServerReaderWriter<p4::v1::StreamMessageResponse,
-                             p4::v1::StreamMessageRequest> *stream)
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> *
+Service::StreamChannel(grpc::CallbackServerContext *)
 {
-    return arbitration_.serve(stream);
+    return new StreamChannelReactor(arbitration_);
 }
 
 grpc::Status Service::Capabilities(grpc::ServerContext *,

@@ -11,7 +11,11 @@
 
 namespace t4p4s_p4rt {
 
-class Service final : public p4::v1::P4Runtime::Service {
+// StreamChannel is a callback method on raw bytes (stream_channel.h); the
+// others are synchronous.
+class Service final
+    : public p4::v1::P4Runtime::WithRawCallbackMethod_StreamChannel<
+          p4::v1::P4Runtime::Service> {
 public:
     explicit Service(uint64_t device_id)
         : device_id_(device_id), arbitration_(device_id) {}
@@ -26,10 +30,8 @@ public:
     grpc::Status GetForwardingPipelineConfig(
         grpc::ServerContext *, const p4::v1::GetForwardingPipelineConfigRequest *,
         p4::v1::GetForwardingPipelineConfigResponse *) override;
-    grpc::Status StreamChannel(
-        grpc::ServerContext *,
-        grpc::ServerReaderWriter<p4::v1::StreamMessageResponse,
-                                 p4::v1::StreamMessageRequest> *) override;
+    grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> *StreamChannel(
+        grpc::CallbackServerContext *) override;
     grpc::Status Capabilities(grpc::ServerContext *,
                               const p4::v1::CapabilitiesRequest *,
                               p4::v1::CapabilitiesResponse *) override;
