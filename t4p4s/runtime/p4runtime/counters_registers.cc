@@ -37,15 +37,15 @@ static Outcome index_range(bool has_index, int64_t index, uint32_t size,
     return ok();
 }
 
-// Reads cells [first, end) with read_cell(i), which adds cell i to the
+// Reads cells [i, end) with read_cell(i), which adds cell i to the
 // sink: the control API is locked for as many cells as the sink's current
 // message takes, and unlocked while the message is sent.
 template <typename ReadCell>
-static Outcome read_cells(uint32_t first, uint32_t end, EntitySink &sink,
+static Outcome read_cells(uint32_t i, uint32_t end, EntitySink &sink,
                           ReadCell read_cell)
 {
-    Outcome r = ok();
-    for (uint32_t i = first; r.ok() && i < end;) {
+    Outcome r = sink.flush_if_full();    // the message has room from here on
+    while (r.ok() && i < end) {
         uint32_t chunk_end = i + std::min<uint32_t>((uint32_t)sink.room(), end - i);
         {
             ControlBatch batch;
