@@ -96,3 +96,53 @@ def test_large_counter_read_is_streamed_while_writes_go_through(
     table = p4r.Entity(table_entry=p4r.TableEntry(table_id=names.tables["ingress.t"].preamble.id))
     assert sorted(int.from_bytes(e.table_entry.match[0].exact.value, "big")
                   for e in writer.read(table)) == list(range(1, f1 + 1))
+
+
+def exact_entries(names, count: int) -> list[p4r.TableEntry]:
+    return [names.table_entry("ingress.t_exact", {"hdr.data.f1": f1},
+                              names.action("ingress.forward", port=f1 % 512, tag=f1 % 256))
+            for f1 in range(count)]
+
+
+def test_full_table_read_is_a_snapshot_streamed_in_chunks(target, names):
+    """A wildcard read of a full table (65,536 entries) comes in several
+    messages; entries deleted by another client while it is being sent
+    still come back, each exactly once, as they were when read."""
+    writer = target.primary()
+    entries = exact_entries(names, 65536)
+    writer.write([update("INSERT", table_entry=e) for e in entries])
+    query = p4r.ReadRequest(device_id=1, entities=[p4r.Entity(table_entry=p4r.TableEntry(
+        table_id=names.tables["ingress.t_exact"].preamble.id))])
+    reader = target.client()
+    responses = reader.stub.Read(query, timeout=60)
+    found = list(next(responses).entities)
+    writer.write([update("DELETE", table_entry=names.table_entry(
+        "ingress.t_exact", {"hdr.data.f1": f1})) for f1 in range(65536)])
+    messages = 1
+    for response in responses:
+        messages += 1
+        found.extend(response.entities)
+    assert messages >= 65536 // 4096
+    key = lambda e: e.match[0].exact.value  # noqa: E731
+    assert sorted((e.table_entry for e in found), key=key) == sorted(entries, key=key)
+    assert writer.read(p4r.Entity(table_entry=p4r.TableEntry(
+        table_id=names.tables["ingress.t_exact"].preamble.id))) == []
+
+
+def test_a_reader_that_goes_away_mid_read(target, names):
+    """The client cancels a large read after its first message: the server
+    stops sending and keeps serving."""
+    writer = target.primary()
+    writer.write([update("INSERT", table_entry=e) for e in exact_entries(names, 65000)])
+    counters = p4r.Entity(counter_entry=p4r.CounterEntry())
+    tables = p4r.Entity(table_entry=p4r.TableEntry())
+    reader = target.client()
+    call = reader.stub.Read(p4r.ReadRequest(device_id=1, entities=[tables, counters] * 8),
+                            timeout=60)
+    assert next(call).entities
+    call.cancel()
+    extra = names.table_entry("ingress.t_exact", {"hdr.data.f1": 70000},
+                              names.action("ingress.drop"))
+    writer.write([update("INSERT", table_entry=extra)])
+    assert [e.table_entry for e in writer.read(p4r.Entity(table_entry=names.table_entry(
+        "ingress.t_exact", {"hdr.data.f1": 70000})))] == [extra]
