@@ -49,13 +49,19 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _measure_section(name: str, measure: Callable[[], dict], console: Console) -> dict:
-    """The section's results, or {"skipped": why} when it could not be measured."""
+def _measure_section(name: str, description: str, measure: Callable[[], dict], console: Console,
+                     summary: Callable[[dict], str] | None = None) -> dict:
+    """The section's results, or {"skipped": why} when it could not be
+    measured; summary(results) is printed under the section's name."""
+    console.print(f"[bold]measuring[/] {name} ({description})")
     try:
-        return measure()
+        results = measure()
     except BenchError as e:
         console.print(f"[red]{name}: {e}[/]")
         return {"skipped": str(e).splitlines()[0]}
+    if summary is not None:
+        console.print(f"    {summary(results)}")
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,30 +105,25 @@ def main(argv: list[str] | None = None) -> int:
 
     sections = {}
     if selected("drb_load"):
-        console.print("[bold]measuring[/] drb_load (gnbctl, two P4Runtime targets)")
         sections["drb_load"] = _measure_section(
-            "drb_load", lambda: drb_load.measure(args.repeats, args.build_dir), console)
-        if "skipped" not in sections["drb_load"]:
-            console.print(f"    {sections['drb_load']['median_seconds']:.3f} s, entries/s per "
-                          f"target {sections['drb_load']['median_entries_per_s_per_target']}")
+            "drb_load", "gnbctl, two P4Runtime targets",
+            lambda: drb_load.measure(args.repeats, args.build_dir), console,
+            lambda r: f"{r['median_seconds']:.3f} s, entries/s per target "
+                      f"{r['median_entries_per_s_per_target']}")
     if selected("hybrid"):
-        console.print("[bold]measuring[/] hybrid (NIC + host processes, offload "
-                      f"{', '.join(f'{p}%' for p in hybrid.OFFLOAD_PERCENTS)})")
-        sections["hybrid"] = _measure_section("hybrid", lambda: hybrid.measure(args.build_dir),
-                                              console)
-
+        sections["hybrid"] = _measure_section(
+            "hybrid", "NIC + host processes, offload "
+            f"{', '.join(f'{p}%' for p in hybrid.OFFLOAD_PERCENTS)}",
+            lambda: hybrid.measure(args.build_dir), console)
     if selected("p4runtime_write"):
-        console.print(f"[bold]measuring[/] p4runtime_write ({p4runtime_write.ENTRIES} entries "
-                      "to two targets)")
         sections["p4runtime_write"] = _measure_section(
-            "p4runtime_write", lambda: p4runtime_write.measure(args.repeats, args.build_dir), console)
-        if "skipped" not in sections["p4runtime_write"]:
-            console.print(f"    {sections['p4runtime_write']['median_seconds']:.3f} s, "
-                          f"{sections['p4runtime_write']['median_entries_per_s']:,.0f} entries/s")
+            "p4runtime_write", f"{p4runtime_write.ENTRIES} entries to two targets",
+            lambda: p4runtime_write.measure(args.repeats, args.build_dir), console,
+            lambda r: f"{r['median_seconds']:.3f} s, {r['median_entries_per_s']:,.0f} entries/s")
     if selected("frontend_speed"):
-        console.print("[bold]measuring[/] frontend_speed (compile_frontend)")
         sections["frontend_speed"] = _measure_section(
-            "frontend_speed", lambda: frontend_speed.measure(args.repeats), console)
+            "frontend_speed", "compile_frontend",
+            lambda: frontend_speed.measure(args.repeats), console)
         for program, seconds in sections["frontend_speed"].get("median_seconds", {}).items():
             console.print(f"    {program}: {seconds:.3f} s")
 
