@@ -96,16 +96,15 @@ t4p4s_truncate(struct rte_mbuf *m, uint32_t len)
 		return;
 	m->pkt_len = len;
 	struct rte_mbuf *seg = m;
+	uint16_t kept = 1;
 	while (seg->data_len < len && seg->next != NULL) {
 		len -= seg->data_len;
 		seg = seg->next;
+		kept++;
 	}
 	seg->data_len = (uint16_t)len;
 	struct rte_mbuf *rest = seg->next;
 	seg->next = NULL;
-	uint16_t kept = 1;
-	for (struct rte_mbuf *s = m; s != seg; s = s->next)
-		kept++;
 	m->nb_segs = kept;
 	if (rest != NULL) {
 		rest->nb_segs = 1;   /* rte_pktmbuf_free walks it by ->next */
