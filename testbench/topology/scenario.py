@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from testbench.topology.gnbctl import Gnbctl
 from testbench.topology.processes import nic_vf_ports
@@ -128,7 +128,6 @@ class RunResult:
     shifts: list[Shift]
     split: SplitCounters                 # over the run
     expected_to_hosts: int | None        # when the split did not move during the run
-    capture_drops: dict[str, int]
     target_stats: dict[str, dict] = field(default_factory=dict)
     side_losses: dict[str, SideLosses] = field(default_factory=dict)   # by captured role
 
@@ -178,7 +177,7 @@ class TrafficRun:
         self.losses_before = {role: SideLosses.read(self.topology, role) for role in CAPTURED_PORTS}
         self.captures = {role: Capture(links[role].netns.name, role,
                                        self.topology.run_dir / f"{role}-{time.time_ns()}.pcap")
-                         for role in ("ran", "baas")}
+                         for role in CAPTURED_PORTS}
         self.sender = PacedSender(links["n3"].netns.name, "n3", self.frames, self.rate_pps).start()
         return self
 
@@ -238,12 +237,10 @@ class TrafficRun:
                            if offloaded(self.frames.drb_of(index), self.percent))
         check = check_downlink(self.frames, sent, captured["ran"].frames, captured["baas"].frames,
                                self.start_sns)
-        losses = {role: SideLosses.read(self.topology, role) - self.losses_before[role]
+        losses = {role: replace(SideLosses.read(self.topology, role) - self.losses_before[role],
+                                capture=captured[role].kernel_drops)
                   for role in CAPTURED_PORTS}
-        losses = {role: SideLosses(loss.nic_tx, loss.veth, captured[role].kernel_drops)
-                  for role, loss in losses.items()}
         self.result = RunResult(sent, check, self.shifts, split, expected,
-                                {role: c.kernel_drops for role, c in captured.items()},
                                 {t.name: t.stats() for t in self.topology.targets}, losses)
 
 
