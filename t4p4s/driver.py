@@ -4,6 +4,10 @@ front end -> mid end (v1model binding) -> resource catalog (ids) ->
 P4Info (binary and text) -> C -> ``make -C t4p4s/runtime program``.
 The build is skipped when neither the C file nor the runtime library
 changed since the executable was linked.
+
+Variants (t4p4s/runtime/Makefile): "release" (what targets run),
+"sanitize" (ASan + UBSan, what the tests run a second time) and "fuzz"
+(the program linked with the libFuzzer harness instead of main()).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from .midend import v1model
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME_DIR = REPO / "t4p4s" / "runtime"
+VARIANTS = ("release", "sanitize", "fuzz")
 
 
 @dataclass
@@ -38,7 +43,7 @@ class BuildError(CompileError):
 
 
 def compile_program(p4_path, out_dir, include_dirs=None, build: bool = True,
-                    build_dir: Optional[Path] = None) -> CompileResult:
+                    build_dir: Optional[Path] = None, variant: str = "release") -> CompileResult:
     from .frontend import compile_frontend      # imported late: heavy (lark)
 
     p4_path = Path(p4_path)
@@ -57,26 +62,34 @@ def compile_program(p4_path, out_dir, include_dirs=None, build: bool = True,
     exe = out_dir / name
     result = CompileResult(binary, text, c_path, exe)
     if build:
-        build_executable(c_path, exe, build_dir)
+        build_executable(c_path, exe, build_dir, variant)
     return result
 
 
-def build_executable(c_path: Path, exe: Path, build_dir: Optional[Path] = None) -> None:
-    """Links the C file with the runtime library.  The library is brought
-    up to date first (make rebuilds it only when runtime sources changed);
-    the link is skipped when the executable is newer than both the C file
-    and the library."""
-    build_dir = Path(build_dir).resolve() if build_dir else REPO / "build" / "runtime"
+def runtime_build_dir(variant: str = "release") -> Path:
+    """Where the runtime library of a variant is built."""
+    return REPO / "build" / ("runtime" if variant == "release" else f"runtime-{variant}")
+
+
+def build_executable(c_path: Path, exe: Path, build_dir: Optional[Path] = None,
+                     variant: str = "release") -> None:
+    """Links the C file with the runtime library of `variant`.  The library
+    is brought up to date first (make rebuilds it only when runtime sources
+    changed); the link is skipped when the executable is newer than both the
+    C file and the library."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown build variant {variant!r}: one of {', '.join(VARIANTS)}")
+    build_dir = Path(build_dir).resolve() if build_dir else runtime_build_dir(variant)
     build_dir.mkdir(parents=True, exist_ok=True)
     make = ["make", "--no-print-directory", "-C", str(RUNTIME_DIR),
-            f"BUILD_DIR={build_dir}"]
+            f"BUILD_DIR={build_dir}", f"VARIANT={variant}"]
     _run(["flock", str(build_dir / ".lock")] + make + ["lib"], c_path)
     lib = build_dir / "libt4p4s_runtime.a"
     if exe.exists() and lib.exists() and \
             exe.stat().st_mtime >= max(c_path.stat().st_mtime, lib.stat().st_mtime):
         return
-    _run(make + ["program", f"PROGRAM_C={c_path.resolve()}", f"OUT={exe.resolve()}"],
-         c_path)
+    target = "fuzzer" if variant == "fuzz" else "program"
+    _run(make + [target, f"PROGRAM_C={c_path.resolve()}", f"OUT={exe.resolve()}"], c_path)
 
 
 def _run(cmd: list, c_path: Path) -> None:

@@ -19,8 +19,12 @@ APT_PACKAGES=(
 	iproute2 tcpdump
 	# Python venv for the compiler, tests and benchmarks
 	python3 python3-venv python3-pip
-	# the P4Runtime server of the next issues
+	# the P4Runtime server
 	libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+	# the sanitizer build (gcc's libasan, libubsan come with gcc) and the fuzz
+	# harness: clang with its sanitizer and libFuzzer runtimes (libclang-rt),
+	# llvm-symbolizer for readable reports
+	clang libclang-rt-14-dev llvm-14
 )
 
 say() { printf 'setup: %s\n' "$*"; }

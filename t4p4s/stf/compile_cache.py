@@ -65,9 +65,10 @@ def _program_files(p4_path: Path) -> list[Path]:
     return seen
 
 
-def fingerprint(p4_path: Path, include_dirs=(), build: bool = True) -> str:
+def fingerprint(p4_path: Path, include_dirs=(), build: bool = True,
+                variant: str = "release") -> str:
     digest = hashlib.sha256()
-    digest.update(b"build" if build else b"no-build")
+    digest.update(f"build {variant}".encode() if build else b"no-build")
     for directory in include_dirs:
         digest.update(str(Path(directory).resolve()).encode() + b"\0")
     for path in _program_files(p4_path) + _compiler_files():
@@ -76,9 +77,11 @@ def fingerprint(p4_path: Path, include_dirs=(), build: bool = True) -> str:
     return digest.hexdigest()[:16]
 
 
-def compile_cached(p4_path, cache_root=None, include_dirs=(), build=True) -> CachedBuild:
+def compile_cached(p4_path, cache_root=None, include_dirs=(), build=True,
+                   variant: str = "release") -> CachedBuild:
     """Compile `p4_path` (raising CompileError like the driver), or reuse a
-    complete build of exactly the same sources."""
+    complete build of exactly the same sources; `variant` as in
+    t4p4s.driver (release, sanitize, fuzz)."""
     from t4p4s import driver  # imported late: `t4p4s --help` needs no compiler
 
     p4_path = Path(p4_path)
@@ -86,7 +89,7 @@ def compile_cached(p4_path, cache_root=None, include_dirs=(), build=True) -> Cac
         raise FileNotFoundError(f"{p4_path}: no such P4 program")
     cache_root = Path(cache_root) if cache_root else DEFAULT_CACHE_ROOT
     cache_root.mkdir(parents=True, exist_ok=True)
-    key = f"{p4_path.stem}-{fingerprint(p4_path, include_dirs, build)}"
+    key = f"{p4_path.stem}-{fingerprint(p4_path, include_dirs, build, variant)}"
     out_dir = cache_root / key
     with open(cache_root / f".{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -98,7 +101,8 @@ def compile_cached(p4_path, cache_root=None, include_dirs=(), build=True) -> Cac
         # Built in place, not renamed afterwards: the executable records
         # where its P4Info is.
         result = driver.compile_program(str(p4_path), str(out_dir),
-                                        include_dirs=list(include_dirs) or None, build=build)
+                                        include_dirs=list(include_dirs) or None, build=build,
+                                        variant=variant)
         cached = CachedBuild(
             p4info_binary_path=Path(result.p4info_binary_path),
             p4info_text_path=Path(result.p4info_text_path),

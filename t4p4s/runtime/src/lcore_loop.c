@@ -70,8 +70,8 @@ poll_queue(struct t4p4s_lcore *lc, const struct t4p4s_rx_queue *q,
 	return n;
 }
 
-static void
-flush_tx(struct t4p4s_lcore *lc)
+void
+t4p4s_lcore_flush_tx(struct t4p4s_lcore *lc)
 {
 	for (uint16_t p = 0; p < lc->n_ports; p++)
 		rte_eth_tx_buffer_flush(p, lc->txq, lc->tx[p]);
@@ -118,7 +118,7 @@ t4p4s_lcore_main(void *unused __rte_unused)
 			got[q] = poll_queue(lc, &lc->rx[q], burst);
 			round += got[q];
 		}
-		flush_tx(lc);
+		t4p4s_lcore_flush_tx(lc);
 
 		/* statistics after the flush: a packet counted as received has
 		 * been handed to its tx queue (the STF runner relies on it) */
@@ -142,7 +142,7 @@ t4p4s_lcore_main(void *unused __rte_unused)
 		t4p4s_governor_after_round(&lc->governor, lc, round);
 	}
 
-	flush_tx(lc);
+	t4p4s_lcore_flush_tx(lc);
 	rte_rcu_qsbr_thread_offline(t4p4s_rt.rcu, lc->index);
 	rte_rcu_qsbr_thread_unregister(t4p4s_rt.rcu, lc->index);
 	return 0;

@@ -4,4 +4,9 @@
 /* The poll loop every worker lcore runs (rte_eal_mp_remote_launch). */
 int t4p4s_lcore_main(void *unused);
 
+struct t4p4s_lcore;
+
+/* Sends what the lcore's tx buffers hold (once per poll round). */
+void t4p4s_lcore_flush_tx(struct t4p4s_lcore *lc);
+
 #endif

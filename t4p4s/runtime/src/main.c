@@ -1,31 +1,16 @@
-/* The compiled program's executable: EAL, options, objects built from the
- * program's descriptors, ports, the control thread, one poll loop per EAL
- * lcore (main included), orderly shutdown. */
+/* The compiled program's executable: the runtime started (lifecycle.c),
+ * one poll loop per EAL lcore (main included) until a signal, --duration
+ * or --exit-on-idle, then an orderly shutdown. */
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <rte_cycles.h>
-#include <rte_eal.h>
+#include <rte_launch.h>
 #include <rte_lcore.h>
-#include <rte_malloc.h>
 
-#include <t4p4s/control_api.h>
-
-#include "control_internal.h"
-#include "counters.h"
 #include "lcore_loop.h"
-#include "options.h"
-#include "p4runtime_server.h"
-#include "ports.h"
-#include "rcu.h"
-#include "registers.h"
+#include "lifecycle.h"
 #include "runtime.h"
-#include "tables.h"
-
-struct t4p4s_runtime t4p4s_rt;
-static struct t4p4s_options options;
 
 static void
 on_signal(int sig __rte_unused)
@@ -33,101 +18,17 @@ on_signal(int sig __rte_unused)
 	t4p4s_rt.quit = true;
 }
 
-static int
-create_lcores(void)
-{
-	unsigned lcore, w = 0;
-	RTE_LCORE_FOREACH(lcore) {
-		struct t4p4s_lcore *lc = rte_zmalloc_socket(NULL, sizeof(*lc),
-			RTE_CACHE_LINE_SIZE, (int)rte_lcore_to_socket_id(lcore));
-		if (lc == NULL)
-			return -1;
-		lc->index = w;
-		lc->lcore_id = lcore;
-		lc->parser_errors = rte_zmalloc(NULL, (t4p4s_program.n_errors + 1u) *
-						sizeof(uint64_t), RTE_CACHE_LINE_SIZE);
-		if (lc->parser_errors == NULL)
-			return -1;
-		t4p4s_governor_init(&lc->governor, options.governor);
-		t4p4s_rt.lcores[w] = lc;
-		t4p4s_rt.worker_of_lcore[lcore] = (int)w;
-		w++;
-	}
-	t4p4s_rt.n_workers = w;
-	return 0;
-}
-
-static int
-create_objects(void)
-{
-	int ret = t4p4s_rcu_init(t4p4s_rt.n_workers);
-	if (ret == 0)
-		ret = t4p4s_registers_init();
-	if (ret == 0)
-		ret = t4p4s_counters_init(t4p4s_rt.n_workers);
-	if (ret == 0)
-		ret = t4p4s_tables_init();
-	if (ret != 0) {
-		fprintf(stderr, "error: cannot create the program's tables, "
-			"counters and registers: %s\n", strerror(-ret));
-		return -1;
-	}
-	if (t4p4s_ctl_install_const_entries() != 0) {
-		fprintf(stderr, "error: %s\n", t4p4s_ctl_last_error());
-		return -1;
-	}
-	return 0;
-}
-
-static int
-start(void)
-{
-	if (create_lcores() != 0) {
-		fprintf(stderr, "error: out of memory for lcore state\n");
-		return -1;
-	}
-	if (create_objects() != 0 || t4p4s_ports_init() != 0)
-		return -1;
-	if (options.entries_path != NULL &&
-	    t4p4s_control_load_entries(options.entries_path) != 0)
-		return -1;
-	t4p4s_stats_telemetry_init();
-	if (options.p4runtime_address != NULL &&
-	    t4p4s_p4runtime_start(options.p4runtime_address,
-				  options.device_id) != 0)
-		return -1;
-	/* the socket last: a client's first successful `ping` means ready */
-	if (options.control_path != NULL &&
-	    t4p4s_control_socket_start(options.control_path) != 0)
-		return -1;
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
-	const char *prog = argv[0];
-	t4p4s_ports_note_vdevs(argc, argv);
-	int eal_args = rte_eal_init(argc, argv);
-	if (eal_args < 0) {
-		fprintf(stderr, "error: EAL initialization failed: %s\n",
-			rte_strerror(rte_errno));
-		return 1;
-	}
-	argc -= eal_args;
-	argv += eal_args;
-	if (t4p4s_options_parse(argc, argv, prog, &options) != 0) {
-		rte_eal_cleanup();
-		return 2;
-	}
-	t4p4s_rt.opts = &options;
+	bool eal_up;
+	/* before the start: a signal while it runs stops the loops at once */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-
-	int status = 0;
-	if (start() != 0) {
-		status = 1;
-	} else {
+	int status = t4p4s_runtime_start(argc, argv, &eal_up);
+	if (!eal_up)
+		return status;
+	if (status == 0) {
 		printf("t4p4s: %s running on %u lcore(s), %u port(s)\n",
 		       t4p4s_program.name, t4p4s_rt.n_workers, t4p4s_rt.n_ports);
 		fflush(stdout);
@@ -135,15 +36,6 @@ main(int argc, char **argv)
 		rte_eal_mp_remote_launch(t4p4s_lcore_main, NULL, CALL_MAIN);
 		rte_eal_mp_wait_lcore();
 	}
-	t4p4s_control_socket_stop();
-	t4p4s_p4runtime_stop();
-	if (status == 0 && options.stats_json_path != NULL &&
-	    t4p4s_stats_write(options.stats_json_path) != 0)
-		status = 1;
-	if (t4p4s_rt.n_ports > 0)
-		t4p4s_ports_stop();
-	t4p4s_tables_fini();
-	t4p4s_rcu_fini();
-	rte_eal_cleanup();
-	return status;
+	int stopped = t4p4s_runtime_stop(status == 0);
+	return status != 0 ? status : stopped;
 }
