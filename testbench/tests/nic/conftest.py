@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from nic_topology import PORTS, LiveNic, read_state
+from nic_topology import LiveNic, read_state
+from testbench.gnb.nic_entries import PORTS
 
 P4SRC = Path(__file__).resolve().parents[3] / "p4src"
 

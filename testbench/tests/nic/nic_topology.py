@@ -5,8 +5,7 @@ frames come back. The tests play the hosts (frames from
 testbench/gnb/frames.py); the expected ports come from the v1model hashes
 computed independently (reference_hashes.py).
 
-Here: the port layout, the control commands that configure offloading,
-the expected hash buckets, reading the NIC's state back, and `LiveNic`
+Here: the expected hash buckets, reading the NIC's state back, and `LiveNic`
 (the NIC on veth pairs, for tests that change tables under traffic).
 """
 from __future__ import annotations
@@ -20,25 +19,12 @@ from scapy.layers.l2 import Ether
 
 from t4p4s.stf.control import RuntimeProcess, parse_json_int, test_eal_args
 from t4p4s.stf.veth import PortCapture, VethPorts
-from testbench.gnb.frames import DROP_REASONS, DlDrb, UlBearer
+from testbench.gnb.frames import DROP_REASONS, DlDrb
+from testbench.gnb.nic_entries import HOSTS, OFFLOAD_BUCKETS, PORTS, VF_BUCKETS, to_host_port
 from testbench.gnb.layers import BearerShim, Pdcp12, Pdcp18, RlcAmData12, RlcAmData18
 
-HOSTS = 2
-PORTS = 3 + 2 * HOSTS
-OFFLOAD_BUCKETS = 1024
-VF_BUCKETS = 64
 DRB_COUNTERS = ("dl_drb_counter", "ul_drb_counter", "host_return_counter")
 SN_REGISTERS = ("pdcp_tx_sn", "rlc_tx_sn")
-
-
-def to_host_port(host: int) -> int:
-    """The NIC port whose frames the host receives on its port 0 (N3 side)."""
-    return 3 + 2 * host
-
-
-def return_port(host: int) -> int:
-    """The NIC port on which the host's port 1 (radio side) sends."""
-    return 4 + 2 * host
 
 
 def teid_bytes(teid: int) -> bytes:
@@ -55,52 +41,9 @@ def vf_bucket_of(teid: int) -> int:
     return crc16(teid_bytes(teid)) >> (16 - VF_BUCKETS.bit_length() + 1)
 
 
-# ---- control commands ----
-
-def offload_buckets(buckets) -> list[dict]:
-    return [{"cmd": "table_add", "table": "offload_bucket", "match": {"bucket": bucket},
-             "action": "offload_to_host", "params": {}} for bucket in sorted(set(buckets))]
-
-
-def offload_by_ip_id() -> dict:
-    return {"cmd": "table_set_default", "table": "offload_mode", "action": "offload_by_ip_id",
-            "params": {}}
-
-
-def offload_ip_ids(identifications) -> list[dict]:
-    return [{"cmd": "table_add", "table": "offload_ip_id",
-             "match": {"identification": identification}, "action": "offload_to_host",
-             "params": {}} for identification in identifications]
-
-
-def vf_buckets_round_robin(hosts=range(HOSTS)) -> list[dict]:
-    """Every VF bucket to a host, in turn, as the controller spreads them."""
-    hosts = list(hosts)
-    return [{"cmd": "table_add", "table": "vf_bucket", "match": {"bucket": bucket},
-             "action": "to_vf", "params": {"port": to_host_port(hosts[bucket % len(hosts)])}}
-            for bucket in range(VF_BUCKETS)]
-
-
 def vf_port_round_robin(teid: int, hosts=range(HOSTS)) -> int:
     hosts = list(hosts)
     return to_host_port(hosts[vf_bucket_of(teid) % len(hosts)])
-
-
-def host_return_ports(hosts=range(HOSTS)) -> list[dict]:
-    return [{"cmd": "table_add", "table": "host_return_port", "match": {"port": return_port(h)},
-             "action": "from_host", "params": {}} for h in hosts]
-
-
-def bearer_of(drb: DlDrb, teid: int | None = None) -> UlBearer:
-    """The DRB's uplink bearer: the same (UE id, LCID), DRB index and formats."""
-    return UlBearer(ue_id=drb.ue_id, lcid=drb.lcid, drb_index=drb.drb_index,
-                    teid=teid if teid is not None else 0x20000 + drb.drb_index,
-                    rlc_am=drb.rlc_am, rlc_sn18=drb.rlc_sn18, pdcp_sn18=drb.pdcp_sn18)
-
-
-def drb_entries(drbs) -> list[dict]:
-    """dl_drb and ul_bearer entries of these DRBs."""
-    return [entry for drb in drbs for entry in (drb.table_entry(), bearer_of(drb).table_entry())]
 
 
 # ---- reading the NIC's state back ----

@@ -12,11 +12,12 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from nic_topology import (HOSTS, drb_entries, frames_of, host_return_ports, return_port,
-                          sent_sns, to_host_port)
+from nic_topology import frames_of, sent_sns
 from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT, DlDrb, DownlinkPacket,
                                   SequenceNumbers, baas_clone_session, inner_packet,
                                   pdcp_data_header, rlc_data_header)
+from testbench.gnb.nic_entries import (HOSTS, drb_entries, host_return_ports, return_port,
+                                       to_host_port)
 from testbench.gnb.layers import (SHIM_PDCP_SN18, SHIM_RLC_AM, SI_FIRST, SI_MIDDLE, BearerShim,
                                   PdcpControl, RlcStatus12, RlcStatus18, SdapDl)
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from nic_topology import (SN_REGISTERS, drb_entries, frames_of, host_return_ports,
-                          offload_bucket_of, offload_buckets, register_cell, sent_sns, vf_buckets_round_robin,
+from nic_topology import (SN_REGISTERS, frames_of, offload_bucket_of, register_cell, sent_sns,
                           vf_port_round_robin)
 from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT, DlDrb, DownlinkPacket,
                                   SequenceNumbers, baas_clone_session, inner_packet)
+from testbench.gnb.nic_entries import (drb_entries, host_return_ports, offload_buckets,
+                                       vf_buckets_round_robin)
 
 pytestmark = pytest.mark.dpdk
 

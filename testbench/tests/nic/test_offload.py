@@ -9,12 +9,13 @@ from dataclasses import replace
 
 import pytest
 
-from nic_topology import (HOSTS, OFFLOAD_BUCKETS, VF_BUCKETS, drb_entries, host_return_ports,
-                      offload_bucket_of, offload_buckets, offload_by_ip_id, offload_ip_ids,
-                      to_host_port, vf_bucket_of, vf_buckets_round_robin, vf_port_round_robin)
+from nic_topology import offload_bucket_of, vf_bucket_of, vf_port_round_robin
 from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT, DlDrb, DownlinkPacket,
                                   SequenceNumbers, assert_frames_equal, baas_clone_session,
                                   expected_downlink, inner_packet)
+from testbench.gnb.nic_entries import (HOSTS, OFFLOAD_BUCKETS, VF_BUCKETS, drb_entries,
+                                       host_return_ports, offload_buckets, offload_by_ip_id,
+                                       offload_ip_ids, to_host_port, vf_buckets_round_robin)
 
 pytestmark = pytest.mark.dpdk
 
