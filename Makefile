@@ -3,6 +3,8 @@
 #                live offload shifts under traffic, every radio frame checked
 #   make test    the test suite (pytest, through the real DPDK executables)
 #   make bench   throughput against dpdk-testpmd; results in testbench/results/
+#   make fuzz    libFuzzer with ASan+UBSan on host.p4 and nic.p4, FUZZ_SECONDS each
+#                (default 300); results in testbench/results/fuzz.json
 #   make nic-profile  check p4src/nic.p4 against the Agilio CX profile (docs/netronome.md)
 #   make nfp4build    the profile check, then Netronome's nfp4build on p4src/nic.p4 (needs the SDK)
 # Each target first runs testbench/setup.sh, which does nothing when all is in place.
@@ -10,7 +12,7 @@
 SHELL := /bin/bash
 PYTHON := .venv/bin/python
 
-.PHONY: setup test bench demo clean nic-profile nfp4build
+.PHONY: setup test bench demo fuzz clean nic-profile nfp4build
 
 setup:
 	@bash testbench/setup.sh
@@ -23,6 +25,10 @@ bench: setup
 
 demo: setup
 	$(PYTHON) -m testbench.demo
+
+FUZZ_SECONDS ?= 300
+fuzz: setup
+	$(PYTHON) -m testbench.fuzz --seconds $(FUZZ_SECONDS)
 
 # The Agilio CX build (docs/netronome.md). The SDK's nfp4build is taken from
 # $(NFP_SDK_DIR)/p4/bin when NFP_SDK_DIR is set, else from PATH. Defaults:
