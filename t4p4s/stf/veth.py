@@ -113,7 +113,11 @@ class PortCapture:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         for pair in pairs:
-            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            # Protocol 0 until bound: a packet socket opened with ETH_P_ALL
+            # receives from every interface (loopback gRPC, other tests'
+            # veths) until bind() narrows it to one, and those frames
+            # stayed queued as this port's captures.
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
             sock.bind((pair.test, ETH_P_ALL))
             self.sockets.append(sock)

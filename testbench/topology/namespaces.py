@@ -80,6 +80,7 @@ def inside(netns_name: str):
 def packet_socket(netns_name: str, interface: str) -> socket.socket:
     """A raw AF_PACKET socket bound to `interface` inside the namespace."""
     with inside(netns_name):
-        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        # protocol 0 until bound, else it receives from every interface first
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
         sock.bind((interface, ETH_P_ALL))
     return sock
