@@ -1,7 +1,8 @@
 # Entry points for a fresh Debian 12 machine (run as root):
 #   make demo    the hybrid gNB: 1 NIC + 2 host processes in network namespaces, 65,536 DRBs,
 #                live offload shifts under traffic, every radio frame checked
-#   make test    the test suite (pytest, through the real DPDK executables)
+#   make test    the test suite (pytest, through the real DPDK executables), then the
+#                STF and gNB tests again on the sanitizer build (ASan + UBSan)
 #   make bench   throughput against dpdk-testpmd; results in testbench/results/
 #   make fuzz    libFuzzer with ASan+UBSan on host.p4 and nic.p4, FUZZ_SECONDS each
 #                (default 300); results in testbench/results/fuzz.json
@@ -19,6 +20,7 @@ setup:
 
 test: setup
 	$(PYTHON) -m pytest -q testbench/tests
+	$(PYTHON) -m pytest -q --variant=sanitize testbench/tests/test_stf_programs.py testbench/tests/gnb
 
 bench: setup
 	$(PYTHON) -m testbench.bench

@@ -26,6 +26,7 @@ CACHE_ROOT = REPO_ROOT / "build" / "t4p4s-cache"
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
+from t4p4s.driver import VARIANTS  # noqa: E402
 from t4p4s.stf.compile_cache import compile_cached  # noqa: E402
 from t4p4s.stf.control import RuntimeProcess, test_eal_args  # noqa: E402
 
@@ -40,6 +41,18 @@ def _missing_prerequisites() -> list[str]:
         if not shutil.which(tool):
             missing.append(f"the '{tool}' command")
     return missing
+
+
+def pytest_addoption(parser):
+    parser.addoption("--variant", choices=VARIANTS[:2], default="release",
+                     help="build of the runtime the compiled programs link: release, or "
+                          "sanitize (ASan + UBSan, every report fails the run); `make test` "
+                          "runs the STF and gNB tests with both")
+
+
+@pytest.fixture(scope="session")
+def build_variant(request) -> str:
+    return request.config.getoption("variant")
 
 
 @pytest.fixture(scope="session")
@@ -64,12 +77,13 @@ def cache_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def compiled(cache_root, dpdk_environment):
+def compiled(cache_root, dpdk_environment, build_variant):
     """compiled(path_to_p4) -> build with p4info_text_path, c_path,
-    executable_path; each program is compiled once per content (and reused
-    across sessions while the compiler and runtime sources are unchanged)."""
+    executable_path (of --variant); each program is compiled once per
+    content (and reused across sessions while the compiler and runtime
+    sources are unchanged)."""
     def compile_program(p4_path):
-        return compile_cached(Path(p4_path), cache_root)
+        return compile_cached(Path(p4_path), cache_root, variant=build_variant)
     return compile_program
 
 
@@ -83,12 +97,13 @@ def t4p4s_cli():
 
 
 @pytest.fixture(scope="session")
-def run_stf(cache_root, dpdk_environment):
+def run_stf(cache_root, dpdk_environment, build_variant):
     """run_stf(program.p4, test.stf or a list of parsed commands) -> StfOutcome."""
     from t4p4s.stf.runner import run_stf as run_commands, run_stf_file
 
     def run(p4_path, stf, **options):
         options.setdefault("cache_root", cache_root)
+        options.setdefault("variant", build_variant)
         if isinstance(stf, (str, Path)):
             return run_stf_file(p4_path, stf, **options)
         return run_commands(p4_path, stf, **options)

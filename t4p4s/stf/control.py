@@ -167,7 +167,12 @@ class RuntimeProcess:
             text = self.log_path.read_text(errors="replace").splitlines()
         except OSError:
             return ""
-        return "\n".join("    " + line for line in text[-lines:])
+        # a sanitizer's report from its first line (the build of
+        # `--variant=sanitize`): its last lines alone do not say what it found
+        report = next((i for i, line in enumerate(text) if "ERROR: AddressSanitizer" in line
+                       or "ERROR: LeakSanitizer" in line or "runtime error:" in line), None)
+        start = len(text) - lines if report is None else min(report, len(text) - lines)
+        return "\n".join("    " + line for line in text[max(0, start):])
 
     def stop(self, timeout: float = 10.0) -> int | None:
         """SIGTERM (a clean exit flushes and writes --stats-json), then SIGKILL."""

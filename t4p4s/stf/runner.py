@@ -289,8 +289,8 @@ def _write_pcaps(run_dir: Path, captured: list[list[bytes]]):
 
 
 def run_stf(p4_path, commands, cache_root=None, include_dirs=(), verbose=False, keep=False,
-            lcores="0", log=print) -> StfOutcome:
-    build = compile_cached(p4_path, cache_root, include_dirs)
+            lcores="0", log=print, variant="release") -> StfOutcome:
+    build = compile_cached(p4_path, cache_root, include_dirs, variant=variant)
     resolver = Resolver(P4InfoNames.load(build.p4info_text_path))
     run_dir = Path(build.executable_path).parent.parent / "runs" / \
         f"{Path(p4_path).stem}-{os.getpid()}-{next(_run_sequence)}"
