@@ -1,6 +1,6 @@
 /* libFuzzer harness: a compiled P4 program with the runtime, each input
- * one frame received on one port, the whole pipeline run on it exactly as
- * the lcore loop runs it (t4p4s_pipeline_process_burst, then the tx flush).
+ * one rx burst on one port, the whole pipeline run on it exactly as the
+ * lcore loop runs it (t4p4s_pipeline_process_burst, then the tx flush).
  *
  * The runtime starts as the executable does (lifecycle.c), from the command
  * line in the environment variable T4P4S_FUZZ_ARGS (EAL options, `--`, the
@@ -40,10 +40,10 @@ static struct t4p4s_lcore *lcore;
 static unsigned pool_in_use_at_rest;
 
 static void
-free_segment_buffer(void *addr __rte_unused, void *opaque)
+free_segment_buffer(void *addr, void *shared_info)
 {
-	/* opaque is the allocation: shared info first, then the bytes */
-	free(opaque);
+	free((uint8_t *)addr);
+	free(shared_info);
 }
 
 /* An mbuf whose data is `len` bytes of `bytes` in a heap buffer of exactly
@@ -56,17 +56,17 @@ segment(const uint8_t *bytes, size_t len, uint16_t headroom)
 	struct rte_mbuf *m = rte_pktmbuf_alloc(t4p4s_rt.pool);
 	if (m == NULL)
 		return NULL;
-	size_t info_size = RTE_ALIGN_CEIL(sizeof(struct rte_mbuf_ext_shared_info), 8);
-	uint8_t *block = malloc(info_size + headroom + len);
-	if (block == NULL) {
+	/* apart, so that nothing but a redzone borders the bytes */
+	struct rte_mbuf_ext_shared_info *info = calloc(1, sizeof(*info));
+	uint8_t *buf = malloc(headroom + len);
+	if (info == NULL || buf == NULL) {
+		free(info);
+		free(buf);
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	struct rte_mbuf_ext_shared_info *info = (void *)block;
-	uint8_t *buf = block + info_size;
-	memset(info, 0, sizeof(*info));
 	info->free_cb = free_segment_buffer;
-	info->fcb_opaque = block;
+	info->fcb_opaque = info;
 	rte_mbuf_ext_refcnt_set(info, 1);
 	rte_pktmbuf_attach_extbuf(m, buf, RTE_BAD_IOVA, (uint16_t)(headroom + len), info);
 	m->data_off = headroom;
