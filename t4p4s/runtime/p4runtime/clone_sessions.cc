@@ -40,9 +40,17 @@ static Outcome replica_port(const p4::v1::CloneSessionEntry &s, uint32_t *port)
                     "a clone session of this target has exactly one replica, not " +
                         std::to_string(s.replicas_size()));
     const p4::v1::Replica &r = s.replicas(0);
-    if (r.backup_replicas_size() != 0 || r.instance() != 0)
-        return fail(StatusCode::UNIMPLEMENTED,
-                    "replica instances and backup replicas are not supported");
+    if (r.backup_replicas_size() != 0)
+        return fail(StatusCode::UNIMPLEMENTED, "backup replicas are not supported");
+    // P4Runtime spec, "CloneSessionEntry": the replica instance "may not
+    // exceed the maximum allowed by the target for the EgressInstance_t
+    // type (0 is allowed), or the server must also return an
+    // INVALID_ARGUMENT error"; this target's maximum is 0 (it said
+    // UNIMPLEMENTED).
+    if (r.instance() != 0)
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "replica instance " + std::to_string(r.instance()) +
+                        " exceeds this target's maximum, 0");
     unsigned bits = t4p4s_program.port_bits ? t4p4s_program.port_bits : 9;
     if (r.port_kind_case() == p4::v1::Replica::kPort) {
         uint64_t value;

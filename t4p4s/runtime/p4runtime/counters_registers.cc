@@ -94,6 +94,10 @@ Outcome write_counter(const ProgramIds &ids, Update::Type type,
                     desc.name, &first, &end);
     if (r.ok())
         r = counter_value_from_p4rt(entry.data(), &value);
+    // P4Runtime spec, "CounterEntry": "Note that the counter value is not
+    // modified if this Protobuf field [data] is not set." (It was set to 0.)
+    if (!entry.has_data())
+        return r;
     for (uint32_t i = first; r.ok() && i < end; i++)
         r = from_errno(t4p4s_ctl_counter_write((uint16_t)c, i, &value));
     return r;

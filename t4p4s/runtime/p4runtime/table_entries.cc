@@ -71,14 +71,29 @@ Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
 {
     int table;
     Outcome r = find_table(ids, e.table_id(), &table);
-    if (r.ok())
-        r = check_unsupported_fields(e);
     if (!r.ok())
         return r;
+    // P4Runtime spec, "TableEntry": "The is_const field must be false in
+    // any INSERT, MODIFY, or DELETE write request of a table entry. If it
+    // is true, the server must reject the operation and return an
+    // INVALID_ARGUMENT error." (It was ignored: an INSERT with it went in.)
+    if (e.is_const())
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "is_const must be false in a write (only a Read sets it)");
+    // P4Runtime spec, "TableEntry": a DELETE considers only the key (match,
+    // priority, is_default_action); "All other fields must be ignored, even
+    // if they have nonsensical values". A DELETE with counter_data or a
+    // meter_config on a table without them was INVALID_ARGUMENT.
+    const bool only_key = type == Update::DELETE;
+    if (!only_key) {
+        r = check_unsupported_fields(e);
+        if (!r.ok())
+            return r;
+    }
     const t4p4s_table_desc &desc = t4p4s_program.tables[table];
     if (e.is_default_action())
         return write_default_entry(ids, (uint16_t)table, type, e);
-    if (e.has_counter_data() && desc.direct_counter < 0)
+    if (!only_key && e.has_counter_data() && desc.direct_counter < 0)
         return fail(StatusCode::INVALID_ARGUMENT,
                     std::string("table ") + desc.name + " has no direct counter");
     if (type == Update::INSERT && !e.has_action())
@@ -86,9 +101,16 @@ Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
 
     MatchBuffer match;
     ActionBuffer action;
+    t4p4s_counter_value counter = {};
     r = match.parse(desc, e);
     if (r.ok() && e.has_action() && type != Update::DELETE)
         r = action.parse(desc, ids, e.action(), false);
+    // Checked before anything is written: an INSERT whose counter_data was
+    // refused (negative counts) left its entry in the table, while P4Runtime
+    // spec, "Batching and Ordering of Updates" commits every update "with
+    // the exception of any operations that return an error status".
+    if (r.ok() && e.has_counter_data() && !only_key)
+        r = counter_value_from_p4rt(e.counter_data(), &counter);
     if (!r.ok())
         return r;
     t4p4s_match_spec m = match.spec();
@@ -127,13 +149,8 @@ Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
         return fail(StatusCode::INVALID_ARGUMENT,
                     "update type must be INSERT, MODIFY or DELETE");
     }
-    if (ret == 0 && e.has_counter_data()) {
-        t4p4s_counter_value value;
-        r = counter_value_from_p4rt(e.counter_data(), &value);
-        if (!r.ok())
-            return r;
-        ret = t4p4s_ctl_direct_counter_write((uint16_t)table, &m, &value);
-    }
+    if (ret == 0 && e.has_counter_data())
+        ret = t4p4s_ctl_direct_counter_write((uint16_t)table, &m, &counter);
     return from_errno(ret);
 }
 
@@ -183,10 +200,12 @@ struct TableReader {
 
 // The entries of one table selected by `query` (its table_id resolved):
 // copied with the control API locked, turned into entities and sent
-// after (a full table must not hold up writers while it is sent).
+// after (a full table must not hold up writers while it is sent). A query
+// with a match that finds no entry reads nothing, or is NOT_FOUND when
+// `missing_is_error`.
 static Outcome read_one_table(uint16_t table,
                               const p4::v1::TableEntry &query,
-                              TableReader &reader)
+                              TableReader &reader, bool missing_is_error)
 {
     const t4p4s_table_desc &desc = t4p4s_program.tables[table];
     MatchBuffer match;
@@ -208,7 +227,8 @@ static Outcome read_one_table(uint16_t table,
             ret = t4p4s_ctl_table_read_entry(table, &m, TableSnapshot::copy,
                                              &snapshot);
     }
-    if (ret == -ENOENT && query.match_size() != 0 && !query.is_default_action())
+    if (ret == -ENOENT && query.match_size() != 0 && !query.is_default_action() &&
+        !missing_is_error)
         ret = 0;
     Outcome r = from_errno(ret);
     reader.table = table;
@@ -238,14 +258,14 @@ Outcome read_table_entries(const ProgramIds &ids,
     if (query.table_id() != 0) {
         int table;
         r = find_table(ids, query.table_id(), &table);
-        return r.ok() ? read_one_table((uint16_t)table, query, reader) : r;
+        return r.ok() ? read_one_table((uint16_t)table, query, reader, false) : r;
     }
     if (query.match_size() != 0 || query.is_default_action())
         return fail(StatusCode::INVALID_ARGUMENT,
                     "a read of all tables (table_id 0) takes no match and no "
                     "is_default_action");
     for (uint16_t t = 0; t < t4p4s_program.n_tables && r.ok(); t++)
-        r = read_one_table(t, query, reader);
+        r = read_one_table(t, query, reader, false);
     return r;
 }
 
@@ -278,6 +298,12 @@ Outcome write_direct_counter(const ProgramIds &ids, Update::Type type,
     if (!r.ok())
         return r;
     t4p4s_match_spec m = match.spec();
+    // P4Runtime spec, "DirectCounterEntry": "Note that if this Protobuf
+    // field [data] is not set, the counter value is not modified" (it was
+    // set to 0); the entry must still exist.
+    if (!entry.has_data())
+        return from_errno(t4p4s_ctl_table_read_entry((uint16_t)table, &m,
+                                                     count_nothing, nullptr));
     return from_errno(t4p4s_ctl_direct_counter_write((uint16_t)table, &m, &value));
 }
 
@@ -299,12 +325,16 @@ Outcome read_direct_counters(const ProgramIds &ids,
             return fail(StatusCode::INVALID_ARGUMENT,
                         std::string("table ") + t4p4s_program.tables[table].name +
                             " has no direct counter");
-        return read_one_table((uint16_t)table, key, reader);
+        // P4Runtime spec, "DirectCounterEntry": "The table_entry.match
+        // field must match the TableEntry whose counter is being read. If
+        // no such entry is found, the server returns the error code
+        // NOT_FOUND." (It read nothing, with OK.)
+        return read_one_table((uint16_t)table, key, reader, true);
     }
     Outcome r = ok();
     for (uint16_t t = 0; t < t4p4s_program.n_tables && r.ok(); t++)
         if (t4p4s_program.tables[t].direct_counter >= 0)
-            r = read_one_table(t, key, reader);
+            r = read_one_table(t, key, reader, false);
     return r;
 }
 

@@ -30,8 +30,13 @@ def test_indexed_counter(target, names):
     everything = client.read(p4r.Entity(counter_entry=p4r.CounterEntry()))
     assert [e.counter_entry for e in everything] == \
         [cell(i, 11, 1500) if i == 3 else cell(i) for i in range(8)]
-    # an unset index writes every cell
+    # without data nothing changes (spec, "CounterEntry": "the counter value
+    # is not modified if this Protobuf field is not set")
     client.write([update("MODIFY", counter_entry=p4r.CounterEntry(counter_id=cid))])
+    assert client.read(p4r.Entity(counter_entry=p4r.CounterEntry())) == everything
+    # an unset index writes every cell
+    client.write([update("MODIFY", counter_entry=p4r.CounterEntry(
+        counter_id=cid, data=p4r.CounterData()))])
     assert all(e.counter_entry.data == p4r.CounterData() for e in
                client.read(p4r.Entity(counter_entry=p4r.CounterEntry(counter_id=cid))))
     with pytest.raises(grpc.RpcError) as error:
