@@ -68,9 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     marker.add_argument("op", choices=("add", "del"))
     marker.add_argument("id", type=lambda s: int(s, 0))
 
-    run = sub.add_parser("run", help="watch the hosts until stopped: a dead host's share "
+    run = sub.add_parser("run", help="watch the targets until stopped: a dead host's share "
                                      "returns to its NIC, a returning host is provisioned "
-                                     "and gets its share back")
+                                     "and gets its share back, a restarted NIC is restored")
     run.add_argument("--interval", type=float, default=watch.DEFAULT_INTERVAL_S,
                      help="seconds between probes (default %(default)s)")
     return p

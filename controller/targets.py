@@ -168,24 +168,42 @@ async def on_every(targets, action) -> list:
     return outcomes
 
 
-async def probe(config: TargetConfig, timeout: float = PROBE_TIMEOUT_S) -> grpc.StatusCode | None:
-    """None when the target's P4Runtime server answers Capabilities in time,
-    else why not: UNAVAILABLE when nothing listens at its address (the
-    process is gone), DEADLINE_EXCEEDED when it is only slow. No session,
-    no arbitration: it disturbs no other controller."""
+@dataclass(frozen=True)
+class Probe:
+    """What one probe found: `failure` None when the target answered in
+    time, else why not (UNAVAILABLE: nothing listens at its address, the
+    process is gone; DEADLINE_EXCEEDED: it is only slow); `committed`
+    whether a pipeline has been pushed to it (`pipeline push` sets the
+    cookie, a process that has just started has none: it was restarted)."""
+    failure: grpc.StatusCode | None
+    committed: bool = False
+
+    @property
+    def answered(self) -> bool:
+        return self.failure is None
+
+
+async def probe(config: TargetConfig, timeout: float = PROBE_TIMEOUT_S) -> Probe:
+    """One GetForwardingPipelineConfig (cookie only) on a fresh channel: no
+    session, no arbitration, so it disturbs no other controller; it tells
+    both whether the target's P4Runtime server answers and whether the
+    process still has the pipeline pushed to it."""
+    request = p4r.GetForwardingPipelineConfigRequest(
+        device_id=config.device_id,
+        response_type=p4r.GetForwardingPipelineConfigRequest.COOKIE_ONLY)
     async with grpc.aio.insecure_channel(config.address, options=_PROBE_CHANNEL_OPTIONS) as ch:
-        capabilities = ch.unary_unary(
-            "/p4.v1.P4Runtime/Capabilities",
-            request_serializer=p4r.CapabilitiesRequest.SerializeToString,
-            response_deserializer=p4r.CapabilitiesResponse.FromString)
+        get_config = ch.unary_unary(
+            "/p4.v1.P4Runtime/GetForwardingPipelineConfig",
+            request_serializer=p4r.GetForwardingPipelineConfigRequest.SerializeToString,
+            response_deserializer=p4r.GetForwardingPipelineConfigResponse.FromString)
         try:
-            await capabilities(p4r.CapabilitiesRequest(), timeout=timeout)
+            response = await get_config(request, timeout=timeout)
         except grpc.aio.AioRpcError as e:
-            return e.code()
-    return None
+            return Probe(e.code())
+    return Probe(None, response.config.HasField("cookie"))
 
 
-async def probe_all(configs: list[TargetConfig]) -> dict[str, grpc.StatusCode | None]:
+async def probe_all(configs: list[TargetConfig]) -> dict[str, Probe]:
     """probe() of every target, concurrently, by name."""
     answers = await asyncio.gather(*(probe(c) for c in configs))
     return {c.name: answer for c, answer in zip(configs, answers)}
@@ -193,4 +211,45 @@ async def probe_all(configs: list[TargetConfig]) -> dict[str, grpc.StatusCode | 
 
 async def live_hosts(hosts: list[TargetConfig]) -> set[str]:
     """The names of the hosts that answer now."""
-    return {name for name, failure in (await probe_all(hosts)).items() if failure is None}
+    return {name for name, found in (await probe_all(hosts)).items() if found.answered}
+
+
+async def read_unarbitrated(config: TargetConfig, entities: list[p4r.Entity],
+                            timeout: float = 2.0) -> list[p4r.Entity]:
+    """A Read on a fresh channel, without a session (Read needs no
+    arbitration): what `gnbctl run` uses to keep its copy of a NIC's split
+    while other gnbctl commands hold sessions."""
+    request = p4r.ReadRequest(device_id=config.device_id, entities=entities)
+    options = _CHANNEL_OPTIONS + _PROBE_CHANNEL_OPTIONS
+    async with grpc.aio.insecure_channel(config.address, options=options) as ch:
+        read = ch.unary_stream("/p4.v1.P4Runtime/Read",
+                               request_serializer=p4r.ReadRequest.SerializeToString,
+                               response_deserializer=p4r.ReadResponse.FromString)
+        found = []
+        try:
+            async for response in read(request, timeout=timeout):
+                found.extend(response.entities)
+        except grpc.aio.AioRpcError as e:
+            raise GnbctlError(f"{config.name}: read failed: {e.code().name}: {e.details()}") \
+                from None
+    return found
+
+
+class Reader:
+    """A target read without a session, with the P4Info its topology entry
+    names (the one a push checked it runs): what `gnbctl run` copies a
+    NIC's DRBs from while its own writes to the NIC need the session."""
+
+    def __init__(self, config: TargetConfig, schema: fy.P4Schema):
+        self.config = config
+        self.schema = schema
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def has_table(self, name: str) -> bool:
+        return self.schema.tables.get(name) is not None
+
+    async def read_raw(self, entity: p4r.Entity) -> list[p4r.Entity]:
+        return await read_unarbitrated(self.config, [entity], RPC_TIMEOUT)

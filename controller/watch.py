@@ -1,22 +1,51 @@
 """`gnbctl run`: the controller in the foreground, keeping the offload
-split on live hosts.
+split on live hosts and restoring a NIC that restarted.
 
-Every interval each host behind a NIC is asked for its P4Runtime
-Capabilities with a short deadline. A host where nothing listens any more,
-or that misses the deadline three times in a row, is dead:
-its VF buckets on the NIC become `no_vf`, so its DRBs are processed by the
-NIC again (the other hosts keep their share; the offload ratio itself is
-not touched). A host that answers again is provisioned before it gets
-traffic: its pipeline is pushed and the NIC's `dl_drb` and `ul_bearer`
-entries, the record of which DRBs exist, are copied to it; then its VF
-buckets come back and the configured split holds again.
+Every interval each NIC and each host behind it is asked for its pipeline
+cookie (GetForwardingPipelineConfig, cookie only) with a short deadline:
+the answer says whether the process is there and whether it still holds
+the pipeline pushed to it; a process that has just started holds none.
 
-SNs need no care here: the NIC numbers every radio frame (host-built ones
-when they come back through it), so frames lost inside a dead host never
-got an SN.
+Hosts. A host where nothing listens any more, or that misses the deadline
+three times in a row, is dead: its VF buckets on the NIC become `no_vf`
+(parked), so its DRBs are processed by the NIC again (the other hosts keep
+their share; the offload ratio itself is not touched). A host that answers
+again, or one that answers without a pipeline (it restarted between two
+probes), is provisioned before it gets traffic: its pipeline is pushed and
+the NIC's `dl_drb` entries copied to it, which is all its downlink uses;
+then its VF buckets come back, and the NIC's `ul_bearer` entries follow
+(uplink never reaches a hybrid host, but every host holds the whole DRB
+record: a restarted NIC is restored from it). Provisioning runs beside the
+probes, so another host's failure is handled meanwhile.
 
-The watcher holds no P4Runtime session between changes: other gnbctl
-commands (which use the same election id) work while it runs."""
+When the watcher starts it takes a host as provisioned only when it holds a
+pipeline and the NIC does not keep its buckets parked: a watcher killed
+while it provisioned a host left it parked, and the new one provisions it
+again instead of sending traffic to a half-filled host.
+
+NIC. When a NIC answers without a pipeline (it restarted), the watcher
+restores it from what survived: its pipeline is pushed, the BaaS clone
+session written (before any DRB: a radio frame must not go out without its
+copy), the host-return ports and `no_vf` for every VF bucket, the DRBs
+copied from a host that holds them, and the split (`offload_mode`,
+`offload_bucket`, `offload_ip_id`) put back as the watcher last read it (it
+reads it every SPLIT_REFRESH_S without a session, so a split changed less
+than that before the NIC died comes back as it was before). The hosts that
+were up meanwhile stay parked: their memif VFs went down with the NIC and
+DPDK 22.11's memif client does not reconnect, so a host gets its share back
+once it has restarted and been provisioned again. The NIC's SN registers
+are not restored: nothing outside the NIC process holds them, so every
+DRB's PDCP and RLC SNs start again at 0. A NIC without a pipeline while no
+host holds the DRBs (all restarted, or nothing pushed yet) is left to
+`gnbctl pipeline push` and `drb load`.
+
+SNs need no care for hosts: the NIC numbers every radio frame (host-built
+ones when they come back through it), so frames lost inside a dead host
+never got an SN.
+
+The watcher holds no P4Runtime session between changes and reads without
+one: other gnbctl commands (which use the same election id) work while it
+runs."""
 from __future__ import annotations
 
 import asyncio
@@ -26,89 +55,40 @@ from dataclasses import dataclass
 import grpc
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
-from controller import offload, pipeline, targets
+from controller import drbs, offload, pipeline, table_copy, targets
 from controller.errors import GnbctlError
 
 DEFAULT_INTERVAL_S = 0.1
 SLOW_PROBES_FOR_DEAD = 3
-COPIED_TABLES = ("dl_drb", "ul_bearer")
-COPY_BATCH = 8192
+COPIED_TABLES = ("dl_drb", "ul_bearer")    # the record of which DRBs exist
+DOWNLINK_TABLES = ("dl_drb",)               # what a host's downlink uses
+RECORD_ONLY_TABLES = ("ul_bearer",)
+SPLIT_TABLES = ("offload_mode", "offload_bucket", "offload_ip_id")
+SPLIT_REFRESH_S = 1.0
 
 
 @dataclass
 class Event:
     """What the watcher did, for its log and --json lines."""
     at: float
-    target: str         # the host (or the NIC, for a change that failed)
-    what: str           # "watching", "dead", "back", "failed"
-    seconds: float      # from detection to the NIC's change written
+    target: str         # the host, or the NIC
+    what: str           # "watching", "dead", "restarted", "provisioning", "back",
+                        # "nic down", "nic restored", "nic not pushed", "failed"
+    seconds: float      # from detection to the change written
     detail: str = ""
 
     def line(self) -> str:
         text = f"{time.strftime('%H:%M:%S', time.localtime(self.at))} {self.target} {self.what}"
-        return text + f" ({self.seconds * 1e3:.0f} ms)" + (f": {self.detail}" if self.detail else "")
+        return (text + f" ({self.seconds * 1e3:.0f} ms)"
+                + (f": {self.detail}" if self.detail else ""))
 
 
-def _entity_ids(schema, table: str) -> dict:
-    info = schema.tables[table]
-    return {"table": info.id,
-            "fields": {f.name: f.id for f in info.match_fields},
-            "actions": {a.name: (schema.actions[a.name].id,
-                                 {p.name: p.id for p in schema.actions[a.name].params})
-                        for a in info.actions}}
-
-
-def _id_map(source_schema, dest_schema, table: str):
-    """(table id, {field id}, {action id: (action id, {param id})}) from
-    the source's ids to the destination's, matched by name (the builds share
-    names; ids are equal when both come from our compiler, but need not be)."""
-    src, dst = _entity_ids(source_schema, table), _entity_ids(dest_schema, table)
-    try:
-        fields = {src["fields"][n]: dst["fields"][n] for n in src["fields"]}
-        actions = {src["actions"][n][0]: (dst["actions"][n][0],
-                                          {src["actions"][n][1][p]: dst["actions"][n][1][p]
-                                           for p in src["actions"][n][1]})
-                   for n in src["actions"]}
-    except KeyError as e:
-        raise GnbctlError(f"table {table}: {e.args[0]} is not in both P4Infos") from None
-    return dst["table"], fields, actions
-
-
-def _copied(entry: p4r.TableEntry, ids) -> p4r.TableEntry:
-    table_id, fields, actions = ids
-    copy = p4r.TableEntry()
-    copy.CopyFrom(entry)
-    copy.table_id = table_id
-    for m in copy.match:
-        m.field_id = fields[m.field_id]
-    action = copy.action.action
-    action.action_id, params = actions[action.action_id]
-    for p in action.params:
-        p.param_id = params[p.param_id]
-    return copy
-
-
-async def copy_tables(source, dest, tables=COPIED_TABLES) -> int:
-    """Every entry of `tables` on target `source` inserted on `dest`."""
-    copied = 0
-    for table in tables:
-        if not (source.has_table(table) and dest.has_table(table)):
-            raise GnbctlError(f"table {table} is not in both {source.name}'s and "
-                              f"{dest.name}'s pipelines")
-        ids = _id_map(source.schema, dest.schema, table)
-        found = await source.read_raw(p4r.Entity(table_entry=p4r.TableEntry(
-            table_id=source.schema.tables[table].id)))
-        for first in range(0, len(found), COPY_BATCH):
-            chunk = found[first:first + COPY_BATCH]
-            request = p4r.WriteRequest(updates=[
-                p4r.Update(type=p4r.Update.INSERT,
-                           entity=p4r.Entity(table_entry=_copied(e.table_entry, ids)))
-                for e in chunk])
-            await dest.write_raw(request.SerializeToString(), len(chunk),
-                                 lambda i, base=first: f"{table} entry {base + i} of "
-                                                       f"{source.name}")
-        copied += len(found)
-    return copied
+@dataclass
+class _Provisioning:
+    task: asyncio.Task = None
+    detected: float = 0.0
+    serving: bool = False       # its dl_drb is complete: it can take traffic
+    given: bool = False         # it has its VF buckets back
 
 
 class Watcher:
@@ -119,70 +99,272 @@ class Watcher:
         self.nics = topology.nics()
         self.hosts = {nic.name: topology.hosts_behind(nic.name) for nic in self.nics}
         self.live: dict[str, set[str]] = {}       # NIC -> hosts given traffic
+        self.ready: dict[str, set[str]] = {}      # NIC -> hosts provisioned, not yet given traffic
         self.late: dict[str, int] = {}            # host -> late probes in a row
+        self.provisioning: dict[str, _Provisioning] = {}   # host -> its provisioning
+        self.vf_lost: dict[str, set[str]] = {}    # NIC -> hosts that were up when it restarted
+        self.split: dict[str, list[p4r.Entity]] = {}       # NIC -> its split, last read
+        self.split_read_at: dict[str, float] = {}
+        self.nic_state: dict[str, str] = {}       # NIC -> "up", "down", "not pushed"
+        self.restoring: set[str] = set()          # NICs whose restore has not completed
+        self.returned_at: dict[str, float] = {}   # host -> when its return was detected
+        self._schemas: dict = {}
 
     async def run(self, stop: asyncio.Event):
         """Probes every interval until `stop` is set. A failed change (a NIC
         that does not answer, a write it rejects) is reported and tried
         again in the next round."""
-        while not stop.is_set():
-            started = time.monotonic()
-            for nic in self.nics:
+        try:
+            while not stop.is_set():
+                started = time.monotonic()
+                for nic in self.nics:
+                    try:
+                        await self._check(nic)
+                    except GnbctlError as e:
+                        self._emit(nic.name, "failed", started, f"{e}; trying again")
                 try:
-                    await self._check(nic)
-                except GnbctlError as e:
-                    self._emit(nic.name, "failed", started, f"{e}; trying again")
-            try:
-                await asyncio.wait_for(stop.wait(),
-                                       max(0.0, self.interval - (time.monotonic() - started)))
-            except asyncio.TimeoutError:
-                pass
-
-    def _answering(self, probes: dict) -> set[str]:
-        """The hosts taken as alive: a host is dead at once when nothing
-        listens at its address any more, but only after SLOW_PROBES_FOR_DEAD
-        late answers in a row when it is merely slow (on a loaded machine a
-        live host can miss one deadline)."""
-        for name, failure in probes.items():
-            late = failure is not None and failure != grpc.StatusCode.UNAVAILABLE
-            self.late[name] = self.late.get(name, 0) + 1 if late else 0
-        return {name for name, failure in probes.items()
-                if failure is None or (failure != grpc.StatusCode.UNAVAILABLE
-                                       and self.late[name] < SLOW_PROBES_FOR_DEAD)}
+                    await asyncio.wait_for(stop.wait(),
+                                           max(0.0, self.interval - (time.monotonic() - started)))
+                except asyncio.TimeoutError:
+                    pass
+        finally:
+            for provisioning in self.provisioning.values():
+                provisioning.task.cancel()
 
     async def _check(self, nic):
         hosts = self.hosts[nic.name]
-        answering = self._answering(await targets.probe_all(hosts))
-        known = self.live.get(nic.name)
-        if known is not None and answering == known:
+        probes = await targets.probe_all([nic, *hosts])
+        if not await self._nic_ready(nic, probes.pop(nic.name), probes):
             return
+        await self._check_hosts(nic, hosts, probes)
+        try:
+            await self._refresh_split(nic)
+        except GnbctlError:
+            pass        # the copy it has stays; read again in the next round
+
+    # ---- the NIC -----------------------------------------------------------
+
+    async def _nic_ready(self, nic, probe: targets.Probe, host_probes) -> bool:
+        """Whether the NIC takes writes now; restores it first when it lost
+        its pipeline (it restarted)."""
         detected = time.monotonic()
-        # at start every answering host is taken as provisioned (gnbctl
-        # pipeline push / drb load did that); only a returning one is refilled
-        back = answering - known if known is not None else set()
-        provisioned = answering - back
-        for name in sorted(back):
-            try:
-                await self._provision(nic, next(h for h in hosts if h.name == name))
-                provisioned.add(name)
-            except GnbctlError as e:
-                self._emit(name, "failed", detected, f"not provisioned, retried: {e}")
+        if probe.failure == grpc.StatusCode.UNAVAILABLE:
+            if self.nic_state.get(nic.name) != "down":
+                self.nic_state[nic.name] = "down"
+                self._emit(nic.name, "nic down", detected,
+                           "nothing listens at its address; restored when it returns")
+            return False
+        if probe.failure is not None:
+            return True         # only slow: its writes may still go through
+        if probe.committed and nic.name not in self.restoring:
+            self.nic_state[nic.name] = "up"
+            return True
+        source = self._drb_source(nic, host_probes)
+        if source is None and nic.name not in self.restoring:
+            if self.nic_state.get(nic.name) != "not pushed":
+                self.nic_state[nic.name] = "not pushed"
+                self._emit(nic.name, "nic not pushed", detected,
+                           "it holds no pipeline and no host behind it holds the DRBs: "
+                           "gnbctl pipeline push and drb load provision it")
+            return False
+        if source is None:
+            raise GnbctlError(f"{nic.name}: its restore did not complete and no host "
+                              "behind it holds the DRBs any more")
+        await self._restore_nic(nic, source, host_probes, detected)
+        return True
+
+    def _drb_source(self, nic, host_probes):
+        """A host that holds the DRBs: one that answers with its pipeline,
+        provisioned as far as the watcher knows (not being provisioned)."""
+        known = self.live.get(nic.name)
+        candidates = [h for h in self.hosts[nic.name]
+                      if host_probes[h.name].answered and host_probes[h.name].committed
+                      and h.name not in self.provisioning]
+        preferred = [h for h in candidates if known is None or h.name in known]
+        return (preferred or candidates or [None])[0]
+
+    async def _restore_nic(self, nic, source, host_probes, detected: float):
+        hosts = self.hosts[nic.name]
+        for host in hosts:      # their source of DRBs is gone
+            provisioning = self.provisioning.pop(host.name, None)
+            if provisioning is not None:
+                provisioning.task.cancel()
+        if nic.name not in self.restoring:      # a first attempt (a failed one is retried)
+            self.restoring.add(nic.name)
+            self.live[nic.name] = set()
+            self.ready[nic.name] = set()
+            # a host cannot start while its NIC is down (its memif client
+            # fails to connect), so every host that answers was up before
+            self.vf_lost[nic.name] = {h.name for h in hosts if host_probes[h.name].answered}
+        await pipeline.push(self.topology, [nic])
+        async with targets.session(self.topology, [nic, source]) as (target, host):
+            # the clone session first: a radio frame without its BaaS copy is a loss
+            if nic.baas_clone:
+                await drbs.ensure_clone_session(target)
+            updates = []
+            if target.has_table("vf_bucket"):
+                updates += await offload.vf_updates(target, offload.vf_assignment(hosts, set()))
+            if target.has_table("host_return_port"):
+                updates += await offload.host_return_updates(target, hosts)
+            await target.write(updates)
+            copied = await table_copy.copy_tables(host, target, COPIED_TABLES)
+            split = self.split.get(nic.name)
+            if split:
+                request = p4r.WriteRequest(updates=table_copy.restore_updates(split))
+                await target.write_raw(request.SerializeToString(), len(split),
+                                       lambda i: f"split entry {i}")
+        self.restoring.discard(nic.name)
+        self.nic_state[nic.name] = "up"
+        buckets = sum(1 for e in split or () if not e.table_entry.is_default_action
+                      and e.table_entry.table_id == self._table_id(nic, "offload_bucket"))
+        parked = sorted(self.vf_lost[nic.name])
+        self._emit(nic.name, "nic restored", detected,
+                   f"pipeline pushed, {copied} DRB entries copied from {source.name}, "
+                   + (f"split restored ({buckets} offload buckets)" if split is not None
+                      else "no split known (everything stays on the NIC)")
+                   + "; SNs start again at 0"
+                   + (f"; {', '.join(parked)} get traffic again once restarted (their VFs "
+                      "went down with the NIC)" if parked else ""))
+
+    def _table_id(self, nic, table: str) -> int | None:
+        schema = self._schema(nic)
+        info = schema.tables.get(table) if schema is not None else None
+        return info.id if info is not None else None
+
+    def _schema(self, nic):
+        if nic.name not in self._schemas:
+            self._schemas[nic.name] = pipeline.topology_schema(nic)
+        return self._schemas[nic.name]
+
+    async def _refresh_split(self, nic):
+        """The watcher's copy of the NIC's split, read without a session
+        at most every SPLIT_REFRESH_S."""
+        now = time.monotonic()
+        if nic.name in self.split_read_at and \
+                now - self.split_read_at[nic.name] < SPLIT_REFRESH_S:
+            return
+        self.split_read_at[nic.name] = now
+        self.split[nic.name] = await targets.read_unarbitrated(
+            nic, table_copy.read_request(self._schema(nic), SPLIT_TABLES))
+
+    # ---- the hosts ---------------------------------------------------------
+
+    def _state(self, name: str, probe: targets.Probe) -> str:
+        """"dead", "fresh" (answers without a pipeline: it restarted) or
+        "up" (answers with one, or is late fewer than SLOW_PROBES_FOR_DEAD
+        times in a row: on a loaded machine a live host can miss a deadline)."""
+        late = probe.failure is not None and probe.failure != grpc.StatusCode.UNAVAILABLE
+        self.late[name] = self.late.get(name, 0) + 1 if late else 0
+        if probe.failure == grpc.StatusCode.UNAVAILABLE or \
+                self.late[name] >= SLOW_PROBES_FOR_DEAD:
+            return "dead"
+        return "fresh" if probe.answered and not probe.committed else "up"
+
+    async def _check_hosts(self, nic, hosts, probes):
+        detected = time.monotonic()
+        state = {h.name: self._state(h.name, probes[h.name]) for h in hosts}
+        lost = self.vf_lost.setdefault(nic.name, set())
+        lost -= {name for name, s in state.items() if s != "up"}   # restarted: VFs reconnected
+        ready = self.ready.setdefault(nic.name, set())
+        known = self.live.get(nic.name)
+        if known is None:
+            parked = await self._parked(nic, hosts)
+            keep = {n for n, s in state.items() if s == "up" and n not in parked | lost}
+        else:
+            keep = {n for n in known if state[n] == "up"}
+        serving, broken = self._collect_provisioned(hosts, state)
+        ready |= serving
+        ready -= {n for n, s in state.items() if s != "up"}
+        keep = (keep - broken) | ready
+        for host in hosts:
+            if state[host.name] != "dead" and host.name not in keep | lost \
+                    and host.name not in self.provisioning:
+                self._start_provisioning(nic, host, detected)
+        if known is not None and keep == known:
+            return
         async with targets.session(self.topology, [nic]) as (target,):
             await target.write(await offload.vf_updates(
-                target, offload.vf_assignment(hosts, provisioned)))
-        for name in sorted((known or set()) - answering):
-            self._emit(name, "dead", detected, f"its DRBs are processed by {nic.name}")
-        for name in sorted(back & provisioned):
-            self._emit(name, "back", detected, "provisioned; its VF buckets restored")
+                target, offload.vf_assignment(hosts, keep)))
+        for name in sorted((known or set()) - keep):
+            what = "restarted" if state[name] == "fresh" else "dead"
+            self._emit(name, what, detected, f"its DRBs are processed by {nic.name}")
+        for name in sorted(ready):
+            if name in self.provisioning:
+                self.provisioning[name].given = True
+            self._emit(name, "back", self.returned_at.pop(name, detected),
+                       "provisioned; its VF buckets restored")
         if known is None:
-            self._emit(", ".join(sorted(answering)) or "no host", "watching", detected,
-                       f"{len(answering)} of {len(hosts)} hosts behind {nic.name} answer")
-        self.live[nic.name] = provisioned
+            answering = sorted(n for n, s in state.items() if s != "dead")
+            self._emit(", ".join(answering) or "no host", "watching", detected,
+                       f"{len(answering)} of {len(hosts)} hosts behind {nic.name} answer, "
+                       f"{len(keep)} provisioned")
+        ready.clear()
+        self.live[nic.name] = keep
 
-    async def _provision(self, nic_config, host_config):
+    async def _parked(self, nic, hosts) -> set[str]:
+        """Hosts whose VF buckets the NIC keeps on `no_vf` (what a watcher
+        leaves for a host that is dead or not provisioned yet)."""
+        if not hosts:
+            return set()
+        async with targets.session(self.topology, [nic]) as (target,):
+            if not target.has_table("vf_bucket"):
+                return set()
+            entries = await offload._table_entries(target, "vf_bucket")
+        parked = set()
+        for entry in entries:
+            if entry.action is not None and entry.action.name == "no_vf":
+                parked.add(hosts[entry.match["bucket"] % len(hosts)].name)
+        return parked
+
+    def _start_provisioning(self, nic, host, detected: float):
+        self._emit(host.name, "provisioning", detected,
+                   f"pipeline push, then the DRBs from {nic.name}")
+        provisioning = _Provisioning(detected=detected)
+        provisioning.task = asyncio.create_task(self._provision(nic, host, provisioning))
+        self.provisioning[host.name] = provisioning
+        self.returned_at[host.name] = detected
+
+    def _collect_provisioned(self, hosts, state) -> tuple[set[str], set[str]]:
+        """The hosts that can take traffic since the last round (their
+        dl_drb is complete), and those that had it back but whose
+        provisioning then failed (to be parked and provisioned again). A
+        provisioning whose host died is dropped (it starts again when the
+        host returns), a failed one is reported and started again."""
+        serving, broken = set(), set()
+        for host in hosts:
+            provisioning = self.provisioning.get(host.name)
+            if provisioning is None:
+                continue
+            if state[host.name] == "dead":
+                provisioning.task.cancel()
+                del self.provisioning[host.name]
+                continue
+            if provisioning.task.done():
+                del self.provisioning[host.name]
+                error = provisioning.task.exception()
+                if error is not None:
+                    self._emit(host.name, "failed", provisioning.detected,
+                               f"not provisioned, retried: {error}")
+                    if provisioning.given:
+                        broken.add(host.name)
+                    continue
+            if provisioning.serving and not provisioning.given:
+                serving.add(host.name)
+        return serving, broken
+
+    async def _provision(self, nic_config, host_config, provisioning: _Provisioning):
+        """Pipeline push, then dl_drb, which is all a host's downlink needs
+        (the host may take traffic from then on), then ul_bearer (uplink
+        never reaches a hybrid host, but a host must hold the whole DRB
+        record: a restarted NIC is restored from it)."""
         await pipeline.push(self.topology, [host_config])
-        async with targets.session(self.topology, [nic_config, host_config]) as (nic, host):
-            await copy_tables(nic, host)
+        # the NIC is read without a session: the watcher's own writes to it
+        # (another host's failure meanwhile) need the session
+        nic = targets.Reader(nic_config, self._schema(nic_config))
+        async with targets.session(self.topology, [host_config]) as (host,):
+            await table_copy.copy_tables(nic, host, DOWNLINK_TABLES)
+            provisioning.serving = True
+            await table_copy.copy_tables(nic, host, RECORD_ONLY_TABLES)
 
     def _emit(self, target: str, what: str, detected: float, detail: str):
         self.report(Event(time.time(), target, what, time.monotonic() - detected, detail))
