@@ -3,6 +3,8 @@ against a topology file; the testbench drives every target through it."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -33,9 +35,68 @@ class Gnbctl:
                               f"({result.returncode}): {result.stderr.strip()}")
         return json.loads(result.stdout) if result.stdout.strip() else None
 
-    def start_watch(self, log_path: Path) -> subprocess.Popen:
+    def start_watch(self, log_path: Path) -> "Watch":
         """`gnbctl run`: the controller in the foreground, watching the
-        targets (host failure and return); stop it with terminate()."""
-        log = open(log_path, "w")
-        return subprocess.Popen([str(GNBCTL), "--topology", str(self.topology), "run"],
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        targets (host failure and return, NIC restart); stop() it."""
+        return Watch(self.topology, log_path)
+
+
+class Watch:
+    """A running `gnbctl --json run` and the events it printed (one JSON
+    object a line: at (time.time()), target, what, seconds, detail)."""
+
+    POLL_S = 0.002
+
+    def __init__(self, topology: Path, log_path: Path):
+        self.log_path = log_path
+        self._log = open(log_path, "w")
+        self.started_at = time.time()
+        self.process = subprocess.Popen(
+            [str(GNBCTL), "--topology", str(topology), "--json", "run"],
+            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def events(self, what: str | None = None, target: str | None = None,
+               after: float = 0.0) -> list[dict]:
+        """Its events so far, those of `what` about `target` after `after`."""
+        found = []
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue        # a line being written, or an error message
+            if isinstance(event, dict) and "what" in event and event["at"] >= after \
+                    and what in (None, event["what"]) and target in (None, event["target"]):
+                found.append(event)
+        return found
+
+    def wait_event(self, what: str, target: str | None = None, after: float = 0.0,
+                   timeout: float = 10.0) -> dict | None:
+        """The first such event, waiting up to `timeout` s for it; None if none came."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.events(what, target, after)
+            if found:
+                return found[0]
+            if time.monotonic() > deadline or not self.alive():
+                return None
+            time.sleep(self.POLL_S)
+
+    def kill(self):
+        """SIGKILL, as a crash."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.alive():
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._log.close()
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")

@@ -9,9 +9,18 @@ host's port 1). A host process (`host.p4` build) has only those two memif
 clients. Every process serves P4Runtime on its own TCP port and a JSON
 control socket (statistics), polls on one lcore with the napping governor
 (two cores are shared by everything here) and has its own EAL file prefix.
+
+Target is the supervisor of one process. What a process leaves on the
+machine is removed once it is gone, however it ended: its EAL runtime
+directory (/var/run/dpdk/PREFIX: DPDK never removes it, and a process
+killed with SIGKILL leaves its telemetry socket in it), hugepage files of
+its prefix (none with --no-huge or --in-memory, which these processes use)
+and, for a memif server, the socket file: the PMD removes it on a clean
+exit only, and a restarted server cannot bind while it exists.
 """
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
@@ -43,6 +52,25 @@ def free_tcp_port() -> int:
         return probe.getsockname()[1]
 
 
+def dpdk_runtime_dir(prefix: str) -> Path:
+    """Where EAL keeps a process's runtime files (eal_common_filesystem.c:
+    /var/run for root, else $XDG_RUNTIME_DIR or /tmp)."""
+    base = "/var/run" if os.geteuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp")
+    return Path(base) / "dpdk" / prefix
+
+
+def hugetlbfs_mounts() -> list[Path]:
+    with open("/proc/mounts") as mounts:
+        return [Path(line.split()[1]) for line in mounts if line.split()[2] == "hugetlbfs"]
+
+
+def hugepage_files(prefix: str) -> list[Path]:
+    """Hugepage files EAL made for this prefix (PREFIXmap_N) in any
+    hugetlbfs mount; the prefix may end in a glob `*`."""
+    return [Path(f) for mount in hugetlbfs_mounts()
+            for f in glob.glob(f"{glob.escape(str(mount))}/{prefix}map_*")]
+
+
 def _memif(vdev_index: int, role: str, socket_path: Path, memif_id: int) -> str:
     return (f"net_memif{vdev_index},role={role},socket={socket_path},socket-abstract=no,"
             f"id={memif_id}")
@@ -65,8 +93,20 @@ class TargetSpec:
     def p4runtime_address(self) -> str:
         return f"127.0.0.1:{self.p4runtime_port}"
 
+    def eal_prefix(self, generation: int) -> str:
+        return f"hy{os.getpid()}-{self.run_dir.parent.name}-{self.name}-{generation}"
+
+    def memif_server_sockets(self) -> list[Path]:
+        """The socket files this process creates as a memif server."""
+        found = []
+        for vdev in self.vdevs:
+            options = dict(kv.split("=", 1) for kv in vdev.split(",")[1:] if "=" in kv)
+            if vdev.startswith("net_memif") and options.get("role") == "server":
+                found.append(Path(options["socket"]))
+        return sorted(set(found))
+
     def eal_args(self, generation: int) -> list[str]:
-        prefix = f"hy{os.getpid()}-{self.run_dir.parent.name}-{self.name}-{generation}"
+        prefix = self.eal_prefix(generation)
         eal = ["--log-level", MEMIF_LOG]
         if self.hugepages:
             eal += ["-l", str(self.lcore), "--in-memory", "--no-pci", "--file-prefix", prefix,
@@ -126,7 +166,13 @@ class Target:
     def name(self) -> str:
         return self.spec.name
 
+    @property
+    def eal_prefix(self) -> str:
+        return self.spec.eal_prefix(self.generation)
+
     def start(self):
+        if self.runtime is not None and not self.alive():
+            self.remove_leftovers()
         self.generation += 1
         if self.spec.run_dir.exists():
             shutil.rmtree(self.spec.run_dir)
@@ -136,11 +182,13 @@ class Target:
     def alive(self) -> bool:
         return self.runtime is not None and self.runtime.alive()
 
-    def kill(self):
-        """Dies as a crash would: SIGKILL, no clean shutdown."""
+    def kill(self) -> list[Path]:
+        """Dies as a crash would: SIGKILL, no clean shutdown. Returns what
+        the process left behind, which is removed (remove_leftovers)."""
         os.killpg(self.runtime.process.pid, signal.SIGKILL)
         self.runtime.process.wait()
         self.runtime.stop()
+        return self.remove_leftovers()
 
     def restart(self):
         if self.alive():
@@ -150,6 +198,31 @@ class Target:
     def stop(self):
         if self.runtime is not None:
             self.runtime.stop()
+            self.remove_leftovers()
+
+    def leftovers(self, generation: int | None = None) -> list[Path]:
+        """Files and directories the process of `generation` (default: the
+        current one) has on the machine: while it runs, what it uses; once
+        it is gone, what it leaked."""
+        prefix = self.spec.eal_prefix(self.generation if generation is None else generation)
+        found = [path for path in (dpdk_runtime_dir(prefix),) if path.exists()]
+        found += hugepage_files(prefix)
+        if generation in (None, self.generation):
+            found += [path for path in self.spec.memif_server_sockets() if path.exists()]
+        return found
+
+    def remove_leftovers(self) -> list[Path]:
+        """Removes what the current generation's process, which must be
+        gone, left on the machine; returns what there was."""
+        if self.alive():
+            raise RuntimeError(f"{self.name} is running: its files are not leftovers")
+        found = self.leftovers()
+        for path in found:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        return found
 
     def stats(self) -> dict:
         return self.runtime.request({"cmd": "stats"})

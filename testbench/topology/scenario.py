@@ -17,9 +17,11 @@ from testbench.topology.gnbctl import Gnbctl
 from testbench.topology.processes import nic_vf_ports
 from testbench.topology.sn_check import SnCheck, check_downlink
 from testbench.topology.topology import HybridTopology
-from testbench.topology.traffic import FIRST_TEID, Capture, DownlinkFrames, PacedSender
+from testbench.topology.traffic import (FIRST_TEID, Capture, CaptureResult, DownlinkFrames,
+                                        PacedSender)
 
 OFFLOAD_BUCKETS = 1024
+VF_BUCKETS = 64
 LATENCY_POLL_S = 0.0005
 LATENCY_GIVE_UP_S = 2.0
 DRAIN_S = 0.3          # after the last frame is sent: the pipeline, memif and veths empty
@@ -36,11 +38,39 @@ def offloaded(drb: int, percent: float) -> bool:
     return offload_bucket(drb) < math.floor(percent * OFFLOAD_BUCKETS / 100 + 0.5)
 
 
+def _crc16_arc(data: bytes) -> int:
+    """v1model's crc16: reflected, polynomial 0x8005, init 0, no final xor."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+def vf_host(drb: int, n_hosts: int) -> int:
+    """The host an offloaded DRB goes to while every host is live: the top
+    6 bits of the CRC-16 of its TEID (p4src/nic/vf_distributor.p4) pick a
+    VF bucket, which gnbctl gives to the hosts round-robin (offload.py)."""
+    bucket = _crc16_arc((FIRST_TEID + drb).to_bytes(4, "big")) >> 10
+    return bucket % n_hosts
+
+
+def drbs_on_host(drbs, percent: float, host: int, n_hosts: int) -> set[int]:
+    return {d for d in drbs if offloaded(d, percent) and vf_host(d, n_hosts) == host}
+
+
 @dataclass(frozen=True)
 class SplitCounters:
     """Downlink N3 frames the NIC kept and the ones it sent to the hosts."""
     kept: int
     to_hosts: int
+
+    def __add__(self, other: "SplitCounters") -> "SplitCounters":
+        return SplitCounters(self.kept + other.kept, self.to_hosts + other.to_hosts)
+
+    def __sub__(self, other: "SplitCounters") -> "SplitCounters":
+        return SplitCounters(self.kept - other.kept, self.to_hosts - other.to_hosts)
 
     @classmethod
     def read(cls, topology: HybridTopology) -> "SplitCounters":
@@ -74,14 +104,33 @@ class SideLosses:
         return SideLosses(self.nic_tx - other.nic_tx, self.veth - other.veth,
                           self.capture - other.capture)
 
+    def __add__(self, other: "SideLosses") -> "SideLosses":
+        return SideLosses(self.nic_tx + other.nic_tx, self.veth + other.veth,
+                          self.capture + other.capture)
+
     @classmethod
     def read(cls, topology: HybridTopology, role: str) -> "SideLosses":
         port = topology.nic.stats()["ports"][CAPTURED_PORTS[role]]
         link = topology.network.links[role]
-        shown = subprocess.run(["ip", "-s", "-j", "link", "show", "dev", link.pair.dp],
-                               capture_output=True, text=True, timeout=10, check=True)
-        veth = json.loads(shown.stdout)[0]["stats64"]["tx"]["dropped"]
-        return cls(nic_tx=port["tx_dropped"], veth=veth)
+        return cls(nic_tx=port["tx_dropped"], veth=_tx_dropped(link.pair.dp))
+
+
+def _tx_dropped(interface: str, netns: str | None = None) -> int:
+    """What the kernel dropped sending on the interface (a veth: its peer's
+    backlog was full)."""
+    where = ["-n", netns] if netns else []
+    shown = subprocess.run(["ip", *where, "-s", "-j", "link", "show", "dev", interface],
+                           capture_output=True, text=True, timeout=10, check=True)
+    return json.loads(shown.stdout)[0]["stats64"]["tx"]["dropped"]
+
+
+def n3_dropped(topology: HybridTopology) -> int:
+    """Frames of the traffic source the kernel dropped on its N3 veth
+    before they reached the NIC (the NIC's side of the pair had no room in
+    its backlog: a loaded machine's softirqs fall behind). They never
+    reached the gNB: a lost frame each, no skipped SN."""
+    link = topology.network.links["n3"]
+    return _tx_dropped(link.pair.test, link.netns.name)
 
 
 @dataclass
@@ -130,14 +179,20 @@ class RunResult:
     expected_to_hosts: int | None        # when the split did not move during the run
     target_stats: dict[str, dict] = field(default_factory=dict)
     side_losses: dict[str, SideLosses] = field(default_factory=dict)   # by captured role
+    captures: dict[str, CaptureResult] = field(default_factory=dict)   # by captured role
+    nic_restarted_at: float | None = None    # time.time() the restarted NIC answered
+    nic_rx_dropped: int = 0      # N3 frames the NIC's rx ring had no room for (never numbered)
+    vf_tx_dropped: dict[str, int] = field(default_factory=dict)   # by host: its VF ring was full
+    n3_dropped: int = 0          # frames the kernel dropped on the way to the NIC (n3_dropped())
 
-    def unexplained(self, lost_inside: int = 0) -> list[str]:
+    def unexplained(self, lost_inside: int = 0, baas_unpaired_inside: int = 0) -> list[str]:
         """What the run got wrong that no counted loss explains: an SN
         skipped without a frame lost after numbering, a frame lost beyond
         those and `lost_inside` (frames inside a process that died), a
-        radio frame without its BaaS copy, or anything numbered twice,
-        reordered, duplicated or not byte for byte as expected. The same
-        verdict on an idle and on a loaded machine."""
+        radio frame without its BaaS copy beyond those lost and
+        `baas_unpaired_inside` (a NIC that died between the two), or
+        anything numbered twice, reordered, duplicated or not byte for byte
+        as expected. The same verdict on an idle and on a loaded machine."""
         check = self.check
         radio = self.side_losses.get("ran", SideLosses()).total
         baas = self.side_losses.get("baas", SideLosses()).total
@@ -147,12 +202,16 @@ class RunResult:
         if check.skipped_sns > radio:
             found.append(f"{check.skipped_sns} SNs skipped, {radio} frames counted lost "
                          f"after numbering on the radio side ({self.side_losses.get('ran')})")
-        if check.lost > radio + lost_inside:
+        vf = sum(self.vf_tx_dropped.values())
+        if check.lost > radio + self.n3_dropped + vf + lost_inside:
             found.append(f"{check.lost} frames lost, {radio} counted on the radio side, "
+                         f"{self.n3_dropped} on the N3 side before the NIC, {vf} at the "
+                         f"NIC's full VF rings {self.vf_tx_dropped}, "
                          f"{lost_inside} allowed inside processes")
-        if check.baas_mismatch > radio + baas:
+        if check.baas_mismatch > radio + baas + baas_unpaired_inside:
             found.append(f"{check.baas_mismatch} radio frames and BaaS copies without their "
-                         f"pair, {radio + baas} counted lost on the two sides")
+                         f"pair, {radio + baas} counted lost on the two sides, "
+                         f"{baas_unpaired_inside} allowed inside a process that died")
         return found
 
 
@@ -169,11 +228,16 @@ class TrafficRun:
         self.percent = percent
         self.shifts: list[Shift] = []
         self.result: RunResult | None = None
+        # the NIC's counters up to its kill, when it is killed during the run
+        self._nic_at_kill: tuple[SplitCounters, dict[str, SideLosses], NicDrops] | None = None
+        self._nic_restarted_at: float | None = None
 
     def __enter__(self) -> "TrafficRun":
         links = self.topology.network.links
         self.start_sns = self._sn_registers()
         self.split_before = SplitCounters.read(self.topology)
+        self.drops_before = NicDrops.read(self.topology)
+        self.n3_dropped_before = n3_dropped(self.topology)
         self.losses_before = {role: SideLosses.read(self.topology, role) for role in CAPTURED_PORTS}
         self.captures = {role: Capture(links[role].netns.name, role,
                                        self.topology.run_dir / f"{role}-{time.time_ns()}.pcap")
@@ -189,6 +253,25 @@ class TrafficRun:
 
     def run_for(self, seconds: float):
         time.sleep(seconds)
+
+    def kill_nic(self) -> list:
+        """Kills the NIC (SIGKILL) under traffic, keeping its counters up to
+        then for the run's accounting; returns what it left behind (removed)."""
+        if self._nic_at_kill is not None:
+            raise RuntimeError("one NIC kill per traffic run")
+        self._nic_at_kill = (SplitCounters.read(self.topology),
+                             {role: SideLosses.read(self.topology, role)
+                              for role in CAPTURED_PORTS},
+                             NicDrops.read(self.topology))
+        return self.topology.nic.kill()
+
+    def restart_nic(self) -> float:
+        """Starts the NIC again after kill_nic(); returns when it was ready
+        (its control socket answers). The frames captured from then on come
+        out of the new process (RunResult.nic_restarted_at)."""
+        self.topology.nic.start()
+        self._nic_restarted_at = time.time()
+        return self._nic_restarted_at
 
     def shift(self, percent: float) -> Shift:
         """`gnbctl offload set percent` under traffic. From or to 0% / 100%,
@@ -228,20 +311,58 @@ class TrafficRun:
         captured = {role: capture.stop() for role, capture in self.captures.items()}
         if exc[0] is not None:
             return
-        split_after = SplitCounters.read(self.topology)
-        split = SplitCounters(split_after.kept - self.split_before.kept,
-                              split_after.to_hosts - self.split_before.to_hosts)
+        split = SplitCounters.read(self.topology) - self.split_before
+        now = {role: SideLosses.read(self.topology, role) for role in CAPTURED_PORTS}
+        losses = {role: now[role] - self.losses_before[role] for role in CAPTURED_PORTS}
+        drops = NicDrops.read(self.topology) - self.drops_before
+        restart_from = None
+        if self._nic_at_kill is not None:
+            # the new NIC's counters started at 0: the old one's up to its kill come first
+            kill_split, kill_losses, kill_drops = self._nic_at_kill
+            split = split + kill_split
+            drops = drops + kill_drops
+            losses = {role: replace(losses[role], nic_tx=losses[role].nic_tx
+                                    + kill_losses[role].nic_tx)
+                      for role in CAPTURED_PORTS}
+            restart_from = next((position for position, at in enumerate(captured["ran"].times)
+                                 if at >= self._nic_restarted_at), len(captured["ran"].times))
+        losses = {role: replace(loss, capture=captured[role].kernel_drops)
+                  for role, loss in losses.items()}
         expected = None
         if not self.shifts:
             expected = sum(1 for index in range(sent)
                            if offloaded(self.frames.drb_of(index), self.percent))
         check = check_downlink(self.frames, sent, captured["ran"].frames, captured["baas"].frames,
-                               self.start_sns)
-        losses = {role: replace(SideLosses.read(self.topology, role) - self.losses_before[role],
-                                capture=captured[role].kernel_drops)
-                  for role in CAPTURED_PORTS}
+                               self.start_sns, restart_from)
         self.result = RunResult(sent, check, self.shifts, split, expected,
-                                {t.name: t.stats() for t in self.topology.targets}, losses)
+                                {t.name: t.stats() for t in self.topology.targets}, losses,
+                                captured, self._nic_restarted_at, drops.n3_rx, drops.vf_tx,
+                                n3_dropped(self.topology) - self.n3_dropped_before)
+
+
+@dataclass(frozen=True)
+class NicDrops:
+    """Frames the NIC counted lost before numbering them: its N3 rx ring
+    full (never read), a host's VF ring full (the host fell behind: on a
+    loaded machine it may wait long for its core). Each is a lost frame,
+    no skipped SN."""
+    n3_rx: int = 0
+    vf_tx: dict[str, int] = field(default_factory=dict)     # by host
+
+    @classmethod
+    def read(cls, topology: HybridTopology) -> "NicDrops":
+        ports = topology.nic.stats()["ports"]
+        return cls(ports[0]["rx_dropped"],
+                   {host.name: ports[nic_vf_ports(i)[0]]["tx_dropped"]
+                    for i, host in enumerate(topology.hosts)})
+
+    def __add__(self, other: "NicDrops") -> "NicDrops":
+        return NicDrops(self.n3_rx + other.n3_rx,
+                        {h: n + other.vf_tx.get(h, 0) for h, n in self.vf_tx.items()})
+
+    def __sub__(self, other: "NicDrops") -> "NicDrops":
+        return NicDrops(self.n3_rx - other.n3_rx,
+                        {h: n - other.vf_tx.get(h, 0) for h, n in self.vf_tx.items()})
 
 
 def _int(value) -> int:

@@ -10,6 +10,10 @@ frame against what was sent (traffic.py numbers every frame):
   frame; every BYTES_CHECK_EVERY-th frame is also compared with the one
   frames.py builds for it, which keeps the patching honest;
 * the buffering service got the same frames (RLC AM copies).
+
+With `restart_from` (a NIC restart during the run: its SN registers died
+with it) the first frame of each DRB from that position on may start again
+at SNs (0, 0); each such restart is counted in `sn_restarts`, not as a gap.
 """
 from __future__ import annotations
 
@@ -40,7 +44,10 @@ class SnCheck:
     repeated_sns: int = 0            # a DRB's SN went backwards: numbered twice, never explained
     reordered: int = 0               # a DRB's frame came out before an earlier-sent one
     baas_mismatch: int = 0           # radio frames without their BaaS copy, or the reverse
+    sn_restarts: int = 0             # DRBs numbered from (0, 0) again after a NIC restart
     drbs_seen: int = 0
+    missing: list[int] = field(default_factory=list)         # indices of the lost frames
+    baas_unpaired: list[int] = field(default_factory=list)   # indices of frames on one side only
     next_sns: dict[int, tuple[int, int]] = field(default_factory=dict)   # DRB -> (pdcp, rlc)
     problems: list[str] = field(default_factory=list)
 
@@ -53,7 +60,7 @@ class SnCheck:
         return {key: getattr(self, key) for key in
                 ("sent", "received", "lost", "duplicated", "unknown_frames", "wrong_bytes",
                  "sn_gaps", "skipped_sns", "repeated_sns", "reordered", "baas_mismatch",
-                 "drbs_seen")} | {"ok": self.ok}
+                 "sn_restarts", "drbs_seen")} | {"ok": self.ok}
 
     def _problem(self, text: str):
         if len(self.problems) < MAX_LISTED * 6:
@@ -98,10 +105,14 @@ class RadioFrames:
 
 
 def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: list[bytes],
-                   start_sns: dict[int, tuple[int, int]] | None = None) -> SnCheck:
-    """start_sns: each DRB's (PDCP, RLC) SN before the run (default 0, 0)."""
+                   start_sns: dict[int, tuple[int, int]] | None = None,
+                   restart_from: int | None = None) -> SnCheck:
+    """start_sns: each DRB's (PDCP, RLC) SN before the run (default 0, 0);
+    restart_from: the position in `radio` of the first frame out of a
+    restarted NIC."""
     check = SnCheck(sent=sent, received=len(radio))
     next_sns = dict(start_sns or {})
+    restarted: set[int] = set()
     last_index: dict[int, int] = {}
     seen: Counter[int] = Counter()
     model = RadioFrames()
@@ -119,6 +130,11 @@ def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: 
             check._problem(f"frame {index} (DRB {drb}) came out again at position {position}")
             continue
         expected_pdcp, expected_rlc = next_sns.get(drb, (0, 0))
+        if restart_from is not None and position >= restart_from and drb not in restarted:
+            restarted.add(drb)
+            if (pdcp_sn, rlc_sn) == (0, 0) != (expected_pdcp, expected_rlc):
+                check.sn_restarts += 1
+                expected_pdcp, expected_rlc = 0, 0
         if (pdcp_sn, rlc_sn) != (expected_pdcp, expected_rlc):
             check.sn_gaps += 1
             skipped = (pdcp_sn - expected_pdcp) % SN18_MODULUS
@@ -143,11 +159,14 @@ def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: 
             check._problem(f"frame {index} (DRB {drb}): radio frame differs from the expected "
                            f"one:\n  got      {frame.hex()}\n  expected {expected.hex()}")
     missing = [index for index in range(sent) if index not in seen]
+    check.missing = missing
     check.lost = len(missing)
     if missing:
         check._problem(f"{len(missing)} sent frames never came out, e.g. {missing[:MAX_LISTED]}")
     difference = (Counter(radio) - Counter(baas)) + (Counter(baas) - Counter(radio))
     check.baas_mismatch = sum(difference.values())
+    check.baas_unpaired = sorted(fields[3] for fields in map(model.read, difference.elements())
+                                 if fields is not None)
     if check.baas_mismatch:
         check._problem(f"{check.baas_mismatch} frames on one of radio / BaaS without their copy "
                        f"on the other ({len(radio)} radio, {len(baas)} BaaS)")

@@ -20,12 +20,15 @@ from pathlib import Path
 
 from t4p4s.stf.compile_cache import compile_cached
 from testbench.topology.namespaces import TopologyNetwork
-from testbench.topology.processes import Target, af_packet_pf_vdevs, host_spec, nic_spec
+from testbench.topology.processes import (AF_PACKET_FRAMES, Target, af_packet_pf_vdevs,
+                                          dpdk_runtime_dir, host_spec, hugepage_files, nic_spec)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 P4SRC = REPO_ROOT / "p4src"
 CACHE_ROOT = REPO_ROOT / "build" / "t4p4s-cache"
 MEMIF_CONNECT_TIMEOUT_S = 20.0
+MEMIF_RING_SLOTS = 1024     # net_memif's default ring (2^10 slots), one each way
+BURST = 32
 _runs = itertools.count()
 
 
@@ -124,6 +127,30 @@ class HybridTopology:
         host = self.hosts[index]
         host.restart()
         self.wait_memif_connected(host)
+
+    def frames_held(self, name: str) -> int:
+        """At most how many frames sent before the process was killed die
+        with it: those waiting in the rings it reads from or whose shared
+        memory it owns, the bursts it works on and, for a host, the NIC's
+        N3 ring (frames queued in the NIC before the kill go to the dead
+        host's VF until the controller moves its share). A host owns its
+        two memif rings (it is the client, which makes the region); the NIC
+        has its N3 AF_PACKET ring, and its hosts' rings go down with it."""
+        host = 2 * MEMIF_RING_SLOTS + 2 * BURST
+        return AF_PACKET_FRAMES + (host if name != self.nic.name
+                                   else len(self.hosts) * host + 2 * BURST)
+
+    def target(self, name: str) -> Target:
+        return next(t for t in self.targets if t.name == name)
+
+    def leftovers(self) -> list[Path]:
+        """What processes of this topology, of any generation, have on the
+        machine: EAL runtime directories and hugepage files of their
+        prefixes, the memif socket directory. Nothing once close() returned."""
+        prefix = f"hy{os.getpid()}-{self.tag}-"
+        found = sorted(dpdk_runtime_dir(prefix).parent.glob(f"{prefix}*"))
+        found += hugepage_files(prefix + "*")
+        return found + ([self.socket_dir] if self.socket_dir.exists() else [])
 
     def gnbctl_toml(self) -> str:
         def target(name, role, spec, p4, extra=()):

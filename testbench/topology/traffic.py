@@ -12,7 +12,7 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from scapy.layers.inet import IP, UDP
@@ -133,6 +133,7 @@ class PacedSender:
 class CaptureResult:
     frames: list[bytes]
     kernel_drops: int
+    times: list[float] = field(default_factory=list)   # each frame's capture time (time.time())
 
 
 class Capture:
@@ -168,6 +169,8 @@ class Capture:
         self._stderr.close()
         report = self._stderr_path.read_text()
         drops = re.search(r"(\d+) packets? dropped by kernel", report)
-        frames = [frame for frame, _ in RawPcapReader(str(self.path))] \
+        records = list(RawPcapReader(str(self.path))) \
             if self.path.exists() and self.path.stat().st_size > 24 else []
-        return CaptureResult(frames, int(drops.group(1)) if drops else 0)
+        return CaptureResult([frame for frame, _ in records],
+                             int(drops.group(1)) if drops else 0,
+                             [meta.sec + meta.usec * 1e-6 for _, meta in records])

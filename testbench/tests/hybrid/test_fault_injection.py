@@ -1,0 +1,378 @@
+"""Fault injection under traffic (issue 12 part 6): each process of the
+hybrid topology is killed with SIGKILL while paced traffic runs, then
+started again; `gnbctl run` (controller/watch.py) watches throughout.
+
+* a host (each of the two): the watcher moves its share to the NIC; the
+  host is restarted and provisioned again, then gets its share back;
+* the watcher, while it provisions a host that returned: the new watcher
+  finds the host parked and provisions it again instead of sending traffic
+  to a half-filled host;
+* the NIC: the watcher restores it from what survived (pipeline, BaaS
+  clone session, DRBs copied from a host, host-return ports, the split);
+  then the hosts are restarted one by one, since their memif VFs went down
+  with the NIC and DPDK 22.11's memif client does not reconnect.
+
+For every kill the test checks, from the captures alone (no timing of the
+test itself enters a verdict):
+
+* no frame lost beyond those inside the killed process: a lost frame must
+  belong to a DRB whose frames went through it, be sent at most
+  `frames_held` frames before the kill (what its rings, and for a host the
+  NIC's N3 ring, can hold) and before that DRB's first frame out sent after
+  the process was dead (until then its path was down); any other loss
+  needs a loss counted where it happened (RunResult.unexplained: after the
+  NIC numbered it, at a full VF ring, on the N3 veth before the NIC), and
+  the VF ring drops on the killed process's path are taken off what the
+  kill allows, so that no frame is excused twice;
+* SNs continue per DRB across the fault, but for a NIC restart: its SN
+  registers die with it and the restarted NIC numbers from 0. Nothing
+  outside the NIC process holds them, so continuity there needs a design
+  change; the test measures the DRBs that restarted and xfails on them;
+* nothing the killed process left stays on the machine once it has been
+  restarted (EAL runtime directory, hugepage files, memif socket), and
+  nothing of the topology once it is torn down (conftest).
+
+It prints, per kill: frames sent/received/lost (inside the killed process,
+while its path was down, elsewhere), failover and service times, what the
+kill left behind and what leaked. Service times: from the restarted
+process ready (its control socket answers, its memifs connected) to the
+watcher's "back" event (host, watcher) or to the first radio frame in the
+capture (NIC); the 1 s goal is reported, not asserted (it is CPU-bound: a
+loaded machine takes longer); only a generous limit that catches a hang is."""
+from __future__ import annotations
+
+import bisect
+import json
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from conftest import assert_clean, hugepages_free
+from testbench.topology.scenario import NicDrops, drbs_on_host
+from testbench.topology.sn_check import RadioFrames
+from testbench.topology.topology import TopologyConfig
+
+SERVICE_GOAL_S = 1.0          # reported
+SERVICE_LIMIT_S = 30.0        # asserted: a hang, not a slow machine
+EVENT_TIMEOUT_S = 30.0
+STEADY_S = 0.5                # traffic before a kill and after the service is back
+SPLIT_SNAPSHOT_WAIT_S = 2.5   # > the watcher's SPLIT_REFRESH_S: it knows the split to restore
+WATCHER_KILL_DELAY_S = 0.25   # after "provisioning": the push is done, the copy under way
+# The processes on hugepages (EAL --in-memory: no hugepage files; about 120
+# 2 MB pages for the three) when the machine has them, so that a kill that
+# kept pages would show; without, on --no-huge memory.
+HUGEPAGES_NEEDED = 160
+TOPOLOGY_CONFIG = TopologyConfig(n_hosts=2, hugepages=hugepages_free() >= HUGEPAGES_NEEDED)
+
+FIGURES: list[dict] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report():
+    yield
+    if FIGURES:
+        print("\n\nfault injection under traffic:")
+        for figures in FIGURES:
+            print("  " + ", ".join(f"{k} {v}" for k, v in figures.items()))
+        print(f"  kills survived: {sum(f['survived'] for f in FIGURES)} of {len(FIGURES)}")
+
+
+@dataclass
+class Kill:
+    """One process killed during a run, and what it is allowed to cost."""
+    target: str
+    sent_before: int            # the sender's count right before the kill
+    affected: set[int]          # DRBs whose frames went through the process
+    held: int                   # at most this many frames sent before were inside it
+    left_behind: list = field(default_factory=list)   # what the kill left (removed)
+    hugepages_released: int = 0                       # free 2 MB pages gained by the kill
+    sent_after: int = 0         # the sender's count once the process was dead
+    # frames the NIC counted dropped at full VF rings on the killed process's
+    # path, until its return: the run's verdict counts them as explained
+    # losses already, so they come off what the kill allows
+    path_vf_dropped: int = 0
+    leaked: list = field(default_factory=list)        # what was still there after the restart
+
+
+@dataclass
+class Losses:
+    inside: list[int]           # sent before the kill, inside the process
+    outage: list[int]           # sent after it, before their DRB's path was back
+    other: list[int]            # anything else (needs a counted loss)
+    baas_unpaired_allowed: int
+
+
+def classify(result, frames, kill: Kill) -> Losses:
+    """Splits the run's lost frames by where the kill allows them."""
+    lost = set(result.check.missing)
+    resumed: dict[int, int] = {}     # DRB -> its first frame out sent once the process was dead
+    for index in range(kill.sent_after, result.sent):
+        drb = frames.drb_of(index)
+        if drb in kill.affected and drb not in resumed and index not in lost:
+            resumed[drb] = index
+
+    def allowed(index: int) -> bool:
+        drb = frames.drb_of(index)
+        return (drb in kill.affected and index >= kill.sent_before - kill.held
+                and index < resumed.get(drb, result.sent))
+
+    inside = [i for i in sorted(lost) if allowed(i) and i < kill.sent_before]
+    outage = [i for i in sorted(lost) if allowed(i) and i >= kill.sent_before]
+    other = [i for i in sorted(lost) if not allowed(i)]
+    unpaired = sum(1 for i in result.check.baas_unpaired if allowed(i))
+    return Losses(inside, outage, other, unpaired)
+
+
+def check_and_report(name: str, run, kill: Kill, where, **times) -> dict:
+    result = run.result
+    losses = classify(result, run.frames, kill)
+    _save_losses(where / "losses.json", run, kill, losses)
+    figures = {"kill": name, "survived": False, "sent": result.sent,
+               "received": result.check.received, "lost": result.check.lost,
+               "lost_inside_killed": len(losses.inside),
+               "lost_while_its_path_was_down": len(losses.outage),
+               "lost_elsewhere": len(losses.other),
+               "lost_elsewhere_frames": _ranges(losses.other),
+               "nic_n3_rx_dropped": result.nic_rx_dropped,
+               "n3_dropped_before_nic": result.n3_dropped,
+               "counted_lost_after_nic": {r: s.total for r, s in result.side_losses.items()},
+               "counted_lost_at_full_vf_rings": result.vf_tx_dropped,
+               **{k: round(v, 3) if isinstance(v, float) else v for k, v in times.items()},
+               "kill_left": [p.name for p in kill.left_behind],
+               "hugepages_released_by_kill": kill.hugepages_released,
+               "leaked_after_restart": [str(p) for p in kill.leaked],
+               "sn_restarts": result.check.sn_restarts}
+    FIGURES.append(figures)
+    print(f"\n{figures}")
+    assert_clean(result, lost_inside=max(0, len(losses.inside) + len(losses.outage)
+                                         - kill.path_vf_dropped),
+                 baas_unpaired_inside=losses.baas_unpaired_allowed)
+    assert not kill.leaked, f"{name}: left on the machine after its restart: {kill.leaked}"
+    figures["survived"] = True
+    return figures
+
+
+def restart(topology, target) -> float:
+    """Starts a killed target again (its leftovers removed first); returns
+    when it was ready: its control socket answers, so its P4Runtime server
+    listens. A host's memifs have connected too when this returns."""
+    target.start()
+    ready_at = time.time()
+    if target in topology.hosts:
+        topology.wait_memif_connected(target)
+    return ready_at
+
+
+def vf_dropped_since(run, host: str) -> int:
+    """Frames the NIC dropped at the host's full VF ring since the run began."""
+    return NicDrops.read(run.topology).vf_tx[host] - run.drops_before.vf_tx[host]
+
+
+def _provision_on_failure(hybrid, *names):
+    """The module's other tests share the topology."""
+    for name in names:
+        hybrid.provision(name)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_host_killed_and_restarted(hybrid, tmp_path, index):
+    topology = hybrid.topology
+    host = topology.hosts[index]
+    percent = 100
+    try:
+        with hybrid.watching(tmp_path / "gnbctl-run.log") as watch, \
+                hybrid.traffic(percent) as run:
+            run.run_for(STEADY_S)
+            generation = host.generation
+            killed_at, free, sent_before = time.time(), hugepages_free(), run.sender.sent
+            left = host.kill()
+            kill = Kill(host.name, sent_before,
+                        drbs_on_host(hybrid.drbs, percent, index, len(topology.hosts)),
+                        topology.frames_held(host.name), left, hugepages_free() - free,
+                        sent_after=run.sender.sent)
+            dead = watch.wait_event("dead", host.name, after=killed_at, timeout=EVENT_TIMEOUT_S)
+            run.run_for(STEADY_S)
+            ready_at = restart(topology, host)
+            kill.leaked = host.leftovers(generation)
+            back = watch.wait_event("back", host.name, after=killed_at, timeout=EVENT_TIMEOUT_S)
+            kill.path_vf_dropped = vf_dropped_since(run, host.name)
+            run.run_for(STEADY_S)
+    except BaseException:
+        _provision_on_failure(hybrid, host.name)
+        raise
+    assert dead is not None and back is not None, watch.log_text()
+    service_s = back["at"] - ready_at
+    check_and_report(host.name, run, kill, tmp_path, failover_s=dead["at"] - killed_at,
+                     service_after_restart_s=service_s,
+                     service_goal_met=service_s <= SERVICE_GOAL_S)
+    assert service_s <= SERVICE_LIMIT_S
+    assert run.result.check.sn_restarts == 0
+
+
+def test_watcher_killed_while_provisioning(hybrid, tmp_path):
+    """The watcher dies while it provisions a host that returned (the host
+    was killed first); the data plane does not need it, and the watcher
+    started again finds the host parked, provisions it and gives it its
+    share back."""
+    topology = hybrid.topology
+    host = topology.hosts[0]
+    percent = 100
+    first = second = None
+    try:
+        first = hybrid.gnbctl.start_watch(tmp_path / "gnbctl-run-1.log")
+        assert first.wait_event("watching", timeout=EVENT_TIMEOUT_S), first.log_text()
+        with hybrid.traffic(percent) as run:
+            run.run_for(STEADY_S)
+            generation = host.generation
+            killed_at, free, sent_before = time.time(), hugepages_free(), run.sender.sent
+            left = host.kill()
+            kill = Kill(host.name, sent_before,
+                        drbs_on_host(hybrid.drbs, percent, 0, len(topology.hosts)),
+                        topology.frames_held(host.name), left, hugepages_free() - free,
+                        sent_after=run.sender.sent)
+            dead = first.wait_event("dead", host.name, after=killed_at, timeout=EVENT_TIMEOUT_S)
+            restart(topology, host)
+            kill.leaked = host.leftovers(generation)
+            provisioning = first.wait_event("provisioning", host.name, after=killed_at,
+                                            timeout=EVENT_TIMEOUT_S)
+            time.sleep(WATCHER_KILL_DELAY_S)
+            first.kill()
+            mid_provisioning = not first.events("back", host.name, after=killed_at)
+            run.run_for(STEADY_S)       # no watcher: the host stays parked, nothing is lost
+            second = hybrid.gnbctl.start_watch(tmp_path / "gnbctl-run-2.log")
+            watching = second.wait_event("watching", timeout=EVENT_TIMEOUT_S)
+            back = second.wait_event("back", host.name, timeout=EVENT_TIMEOUT_S)
+            kill.path_vf_dropped = vf_dropped_since(run, host.name)
+            run.run_for(STEADY_S)
+    except BaseException:
+        _provision_on_failure(hybrid, host.name)
+        raise
+    finally:
+        for watch in (first, second):
+            if watch is not None:
+                watch.stop()
+    assert dead is not None and provisioning is not None, first.log_text()
+    assert watching is not None and back is not None, second.log_text()
+    # ready: the new watcher's first round is done (it has found the host parked)
+    service_s = back["at"] - watching["at"]
+    check_and_report("watcher", run, kill, tmp_path, killed_mid_provisioning=mid_provisioning,
+                     failover_s=dead["at"] - killed_at,
+                     watcher_ready_after_start_s=watching["at"] - second.started_at,
+                     service_after_restart_s=service_s,
+                     service_goal_met=service_s <= SERVICE_GOAL_S)
+    assert service_s <= SERVICE_LIMIT_S
+    assert run.result.check.sn_restarts == 0
+
+
+def test_nic_killed_and_restarted(hybrid, tmp_path):
+    topology = hybrid.topology
+    nic = topology.nic
+    percent = 50
+    try:
+        with hybrid.watching(tmp_path / "gnbctl-run.log") as watch, \
+                hybrid.traffic(percent) as run:
+            run.run_for(SPLIT_SNAPSHOT_WAIT_S)
+            generation = nic.generation
+            path_vf_dropped = sum(vf_dropped_since(run, h.name) for h in topology.hosts)
+            killed_at, free, sent_before = time.time(), hugepages_free(), run.sender.sent
+            left = run.kill_nic()
+            kill = Kill(nic.name, sent_before, set(hybrid.drbs),
+                        topology.frames_held(nic.name), left, hugepages_free() - free,
+                        sent_after=run.sender.sent, path_vf_dropped=path_vf_dropped)
+            down = watch.wait_event("nic down", nic.name, after=killed_at,
+                                    timeout=EVENT_TIMEOUT_S)
+            ready_at = run.restart_nic()
+            kill.leaked = nic.leftovers(generation)
+            restored = watch.wait_event("nic restored", nic.name, after=killed_at,
+                                        timeout=EVENT_TIMEOUT_S)
+            run.run_for(STEADY_S)
+            # the hosts' VFs went down with the NIC: restarted one by one
+            hosts_back = []
+            for host in topology.hosts:
+                stopped_at = time.time()
+                host.stop()
+                host_ready_at = restart(topology, host)
+                back = watch.wait_event("back", host.name, after=stopped_at,
+                                        timeout=EVENT_TIMEOUT_S)
+                hosts_back.append(None if back is None else back["at"] - host_ready_at)
+            run.run_for(STEADY_S)
+        split = hybrid.gnbctl("offload", "show")["result"][0]
+    except BaseException:
+        _provision_on_failure(hybrid, nic.name)
+        raise
+    assert down is not None and restored is not None, watch.log_text()
+    first_out, all_out = _first_frames_after(run.result, set(hybrid.drbs), ready_at)
+    result = run.result
+    figures = check_and_report(
+        "nic", run, kill, tmp_path, restore_s=restored["seconds"],
+        service_after_restart_s=first_out, every_drb_served_after_s=all_out,
+        service_goal_met=first_out is not None and first_out <= SERVICE_GOAL_S,
+        hosts_back_after_restart_s=[round(s, 3) for s in hosts_back if s is not None],
+        split_after=f"{split['percent']}%, {split['hosts']}")
+    assert first_out is not None and first_out <= SERVICE_LIMIT_S
+    assert all(s is not None for s in hosts_back), watch.log_text()
+    assert split["percent"] == pytest.approx(percent, abs=0.1)
+    assert all(h["vf_buckets"] > 0 for h in split["hosts"].values()), split
+    if result.check.sn_restarts:
+        figures["sn_continuity"] = "broken: SNs restarted at 0 (registers lost with the NIC)"
+        pytest.xfail(f"SN continuity across a NIC restart needs the SN registers kept outside "
+                     f"the NIC process (a design change): {result.check.sn_restarts} of "
+                     f"{result.check.drbs_seen} DRBs started again at PDCP/RLC SN 0")
+
+
+def _save_losses(path, run, kill: Kill, losses: Losses):
+    """Every lost frame with its DRB, whether the kill allows it and when its
+    neighbours came out: what a failed verdict is debugged from."""
+    capture = run.result.captures["ran"]
+    model = RadioFrames()
+    out_at = {}
+    for frame, at in zip(capture.frames, capture.times):
+        fields = model.read(frame)
+        if fields is not None:
+            out_at[fields[3]] = at
+    out = sorted(out_at)
+
+    def neighbours(index):
+        position = bisect.bisect(out, index)
+        return [(i, out_at[i]) for i in out[max(0, position - 1):position + 1]]
+
+    path.write_text(json.dumps({
+        "kill": {"target": kill.target, "sent_before": kill.sent_before,
+                 "sent_after": kill.sent_after, "held": kill.held},
+        "nic_restarted_at": run.result.nic_restarted_at,
+        "lost": {kind: [{"frame": i, "drb": run.frames.drb_of(i),
+                         "affected": run.frames.drb_of(i) in kill.affected,
+                         "neighbours_out": neighbours(i)} for i in indices]
+                 for kind, indices in (("inside", losses.inside), ("outage", losses.outage),
+                                       ("other", losses.other))}}, indent=0))
+
+
+def _ranges(indices: list[int], shown: int = 8) -> str:
+    """Sorted frame indices as runs: "10-19, 40" (the first `shown` runs)."""
+    runs = []
+    for index in indices:
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    text = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs[:shown])
+    return text + (f", ... ({len(runs)} runs)" if len(runs) > shown else "")
+
+
+def _first_frames_after(result, drbs: set[int], ready_at: float):
+    """Seconds from ready_at to the first radio frame captured after it,
+    and to the first frame of the last DRB to get one."""
+    capture = result.captures["ran"]
+    model = RadioFrames()
+    first_by_drb: dict[int, float] = {}
+    for frame, at in zip(capture.frames, capture.times):
+        if at < ready_at:
+            continue
+        fields = model.read(frame)
+        if fields is not None and fields[0] in drbs:
+            first_by_drb.setdefault(fields[0], at)
+    if not first_by_drb:
+        return None, None
+    return min(first_by_drb.values()) - ready_at, \
+        (max(first_by_drb.values()) - ready_at if len(first_by_drb) == len(drbs) else None)
