@@ -1,8 +1,11 @@
 /* The runtime's life: EAL, options, objects built from the program's
  * descriptors, ports, the servers; and their orderly shutdown. */
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_lcore.h>
@@ -94,6 +97,37 @@ start_objects_and_servers(void)
 	return 0;
 }
 
+/* DPDK 22.11 leaves its runtime directory (/var/run/dpdk/PREFIX) behind
+ * after rte_eal_cleanup(), empty or with its sockets, one per run and file
+ * prefix: the primary process that made it removes it. */
+static void
+remove_runtime_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return;
+	char path[PATH_MAX];
+	for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static void
+eal_cleanup(void)
+{
+	char runtime_dir[PATH_MAX];
+	bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	if (primary)
+		remove_runtime_dir(runtime_dir);
+}
+
 int
 t4p4s_runtime_start(int argc, char **argv, bool *eal_up)
 {
@@ -109,7 +143,7 @@ t4p4s_runtime_start(int argc, char **argv, bool *eal_up)
 	argc -= eal_args;
 	argv += eal_args;
 	if (t4p4s_options_parse(argc, argv, prog, &options) != 0) {
-		rte_eal_cleanup();
+		eal_cleanup();
 		return 2;
 	}
 	*eal_up = true;
@@ -130,6 +164,6 @@ t4p4s_runtime_stop(bool write_stats)
 		t4p4s_ports_stop();
 	t4p4s_tables_fini();
 	t4p4s_rcu_fini();
-	rte_eal_cleanup();
+	eal_cleanup();
 	return status;
 }

@@ -1,9 +1,11 @@
+#include <errno.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <rte_dev.h>
@@ -33,6 +35,38 @@ struct noted_vdev {
 static struct noted_vdev noted_vdevs[MAX_NOTED_VDEVS];
 static unsigned n_noted_vdevs;
 
+/* A memif server's socket file that a process killed with SIGKILL left:
+ * the PMD cannot bind the path again ("Address already in use"), so a
+ * restarted target would not start. It is removed when nothing listens on
+ * it (connect() refused); a live server's socket stays, and this process's
+ * PMD then fails to probe, as it should. */
+static void
+remove_stale_memif_socket(const char *spec)
+{
+	const char *args = strchr(spec, ',');
+	if (strncmp(spec, "net_memif", 9) != 0 || args == NULL)
+		return;
+	struct rte_kvargs *kv = rte_kvargs_parse(args + 1, NULL);
+	if (kv == NULL)
+		return;
+	const char *role = rte_kvargs_get(kv, "role");
+	const char *path = rte_kvargs_get(kv, "socket");
+	const char *abstract = rte_kvargs_get(kv, "socket-abstract");
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	if (role != NULL && strcmp(role, "server") == 0 && path != NULL &&
+	    abstract != NULL && strcmp(abstract, "no") == 0 &&
+	    strlen(path) < sizeof(addr.sun_path)) {
+		strcpy(addr.sun_path, path);
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 &&
+		    errno == ECONNREFUSED && unlink(path) == 0)
+			fprintf(stderr, "t4p4s: removed the stale memif socket %s\n", path);
+		if (fd >= 0)
+			close(fd);
+	}
+	rte_kvargs_free(kv);
+}
+
 void
 t4p4s_ports_note_vdevs(int argc, char **argv)
 {
@@ -47,6 +81,7 @@ t4p4s_ports_note_vdevs(int argc, char **argv)
 		struct noted_vdev *v = &noted_vdevs[n_noted_vdevs++];
 		snprintf(v->name, sizeof(v->name), "%.*s", (int)strcspn(spec, ","), spec);
 		v->spec = spec;
+		remove_stale_memif_socket(spec);
 	}
 }
 
