@@ -2,8 +2,12 @@
 // into its executable: a config is realizable iff its P4Info equals the
 // program's own (embedded by `t4p4s compile`, compared field by field).
 // The p4_device_config is opaque here: stored and returned as given.
-// VERIFY_AND_COMMIT clears the forwarding state; RECONCILE_AND_COMMIT and
-// COMMIT keep it (the pipeline does not change, so nothing is lost).
+// VERIFY_AND_COMMIT clears the forwarding state, but for registers kept in
+// a registers file (--registers-file: they outlive the process, and the
+// P4Info pushed is always the program's own, so a commit never changes
+// their meaning; a file of another program is refused when the process
+// starts); RECONCILE_AND_COMMIT and COMMIT keep it all (the pipeline does
+// not change, so nothing is lost).
 #ifndef T4P4S_P4RT_PIPELINE_CONFIG_H
 #define T4P4S_P4RT_PIPELINE_CONFIG_H
 

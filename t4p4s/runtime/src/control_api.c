@@ -871,7 +871,11 @@ do_reset_state(void)
 	}
 	for (uint16_t i = 0; i < t4p4s_program.n_counters; i++)
 		t4p4s_counter_clear(t4p4s_counters[i]);
-	for (uint16_t i = 0; i < t4p4s_program.n_registers; i++)
+	/* registers in a registers file outlive the process and every commit
+	 * of its (one) pipeline: they hold what must continue across a restart
+	 * (the gNB's sequence numbers); a register write or reset clears them */
+	for (uint16_t i = 0; i < t4p4s_program.n_registers &&
+	     !t4p4s_registers_persistent(); i++)
 		t4p4s_register_reset(t4p4s_registers[i]);
 	for (uint32_t s = 0; s < T4P4S_MAX_CLONE_SESSIONS; s++)
 		t4p4s_clone_session_clear(s);

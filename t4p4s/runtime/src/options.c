@@ -30,7 +30,19 @@ usage(const char *prog)
 		"  --rx-replay PORT:FILE.pcap\n"
 		"                      overwrite each packet PORT receives with the next\n"
 		"                      frame of FILE, round and round (a benchmark source\n"
-		"                      for a net_null port; up to %d times)\n",
+		"                      for a net_null port; up to %d times)\n"
+		"  --registers-file PATH\n"
+		"                      keep the program's registers in the file PATH (mapped\n"
+		"                      shared): every value stored is in it at once and\n"
+		"                      outlives the process, kill -9 included; a pipeline\n"
+		"                      commit (P4Runtime VERIFY_AND_COMMIT) keeps them too.\n"
+		"                      A missing or empty file is made, zero-filled; one of\n"
+		"                      this program with the same register names, widths\n"
+		"                      and sizes is reused; any other is refused and left\n"
+		"                      as it is (remove it to start from zeros). Locked:\n"
+		"                      one process at a time. Best on tmpfs (/dev/shm) or\n"
+		"                      hugetlbfs: on a disk file system an lcore's store\n"
+		"                      after the kernel wrote a page back takes a fault\n",
 		prog, T4P4S_MAX_BURST, T4P4S_MAX_RX_REPLAY);
 }
 
@@ -52,7 +64,7 @@ parse_number(const char *opt, const char *arg, double min, double max,
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
        OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG,
-       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_HELP };
+       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_REGISTERS_FILE, OPT_HELP };
 
 int
 t4p4s_options_parse(int argc, char **argv, const char *prog,
@@ -71,6 +83,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "p4runtime", required_argument, NULL, OPT_P4RUNTIME },
 		{ "device-id", required_argument, NULL, OPT_DEVICE_ID },
 		{ "rx-replay", required_argument, NULL, OPT_RX_REPLAY },
+		{ "registers-file", required_argument, NULL, OPT_REGISTERS_FILE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -151,6 +164,13 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 				goto bad;
 			}
 			out->rx_replay[out->n_rx_replay++] = optarg;
+			break;
+		case OPT_REGISTERS_FILE:
+			if (optarg[0] == '\0') {
+				fprintf(stderr, "error: --registers-file: empty path\n");
+				goto bad;
+			}
+			out->registers_file = optarg;
 			break;
 		case OPT_HELP:
 			usage(prog);

@@ -23,6 +23,7 @@ struct t4p4s_options {
 	uint64_t device_id;             /* --device-id (P4Runtime), default 1 */
 	const char *rx_replay[T4P4S_MAX_RX_REPLAY];  /* --rx-replay PORT:FILE.pcap */
 	unsigned n_rx_replay;
+	const char *registers_file;     /* --registers-file: registers kept in it, or NULL */
 };
 
 /* Parses argv (without the EAL part); on error prints why and the usage to

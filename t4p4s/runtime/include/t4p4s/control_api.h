@@ -165,7 +165,9 @@ int t4p4s_ctl_clone_session_read(uint32_t session, uint32_t *port,
 
 /* The forwarding state as the program starts: every table emptied but for
  * its const entries, default actions as declared, counters and registers
- * zero, no clone session. */
+ * zero, no clone session. Registers kept in a registers file
+ * (--registers-file) are left as they are: they outlive the process and
+ * its pipeline commits. */
 int t4p4s_ctl_reset_state(void);
 
 #ifdef __cplusplus
