@@ -1,6 +1,7 @@
 """`gnbctl pipeline push`: each target gets the P4Info its topology entry
 names (VERIFY_AND_COMMIT, which resets the target's state: DRBs, offload
-split, counters).
+split, counters, and registers but for those a target keeps in a registers
+file: the NIC's SNs then continue).
 
 Everything that can be checked is checked on every target before any is
 changed, so a mistake in the topology or an unreachable target leaves

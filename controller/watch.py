@@ -34,8 +34,13 @@ than that before the NIC died comes back as it was before). The hosts that
 were up meanwhile stay parked: their memif VFs went down with the NIC and
 DPDK 22.11's memif client does not reconnect, so a host gets its share back
 once it has restarted and been provisioned again. The NIC's SN registers
-are not restored: nothing outside the NIC process holds them, so every
-DRB's PDCP and RLC SNs start again at 0. A NIC without a pipeline while no
+are not the watcher's to restore: a NIC started with `--registers-file`
+(the testbench's topology starts it so) finds them in the file, mapped
+again, and the pipeline push keeps them, so every DRB's PDCP and RLC SNs
+continue where the killed NIC stopped (the SNs it gave frames that died
+with it are skipped). A NIC without a registers file numbers every DRB
+from 0 again, which needs the bearers re-established with new keys (not
+done here). A NIC without a pipeline while no
 host holds the DRBs (all restarted, or nothing pushed yet) is left to
 `gnbctl pipeline push` and `drb load`.
 
@@ -222,7 +227,7 @@ class Watcher:
                    f"pipeline pushed, {copied} DRB entries copied from {source.name}, "
                    + (f"split restored ({buckets} offload buckets)" if split is not None
                       else "no split known (everything stays on the NIC)")
-                   + "; SNs start again at 0"
+                   + "; SNs as the NIC's registers file kept them (without one, from 0)"
                    + (f"; {', '.join(parked)} get traffic again once restarted (their VFs "
                       "went down with the NIC)" if parked else ""))
 

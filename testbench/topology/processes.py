@@ -10,6 +10,11 @@ clients. Every process serves P4Runtime on its own TCP port and a JSON
 control socket (statistics), polls on one lcore with the napping governor
 (two cores are shared by everything here) and has its own EAL file prefix.
 
+The NIC keeps its registers (every DRB's PDCP and RLC transmit SNs) in a
+registers file (`--registers-file`) that belongs to the topology, not to
+one NIC process: a restarted NIC maps it again and numbers on where the
+killed one stopped. The topology removes it at teardown.
+
 Target is the supervisor of one process. What a process leaves on the
 machine is removed once it is gone, however it ended: its EAL runtime
 directory (/var/run/dpdk/PREFIX: DPDK never removes it, and a process
@@ -88,6 +93,10 @@ class TargetSpec:
     run_dir: Path
     hugepages: bool = False
     extra_mbufs: int = 0      # mbufs a vdev keeps for itself (net_pcap's infinite_rx copy)
+    # --registers-file: the registers outlive the process (a restart keeps
+    # them); the file is the topology's, not the process's (not in run_dir,
+    # which each start empties)
+    registers_file: Path | None = None
 
     @property
     def p4runtime_address(self) -> str:
@@ -122,6 +131,8 @@ class TargetSpec:
                 "--device-id", str(self.device_id)]
         if self.extra_mbufs:
             args += ["--mbufs", str(self.extra_mbufs)]
+        if self.registers_file is not None:
+            args += ["--registers-file", str(self.registers_file)]
         return args
 
 
@@ -134,7 +145,7 @@ def af_packet_pf_vdevs(interfaces: list[str]) -> list[str]:
 
 def nic_spec(executable: Path, run_dir: Path, pf_vdevs: list[str], memif_sockets: list[Path],
              lcore: int, device_id: int = 1, hugepages: bool = False,
-             extra_mbufs: int = 0) -> TargetSpec:
+             extra_mbufs: int = 0, registers_file: Path | None = None) -> TargetSpec:
     if len(pf_vdevs) != PF_PORTS:
         raise ValueError(f"the NIC has {PF_PORTS} PFs (N3, radio, BaaS), not {len(pf_vdevs)}")
     vdevs = list(pf_vdevs)
@@ -142,7 +153,7 @@ def nic_spec(executable: Path, run_dir: Path, pf_vdevs: list[str], memif_sockets
         for memif_id, port in enumerate(nic_vf_ports(host)):
             vdevs.append(_memif(port, "server", memif_socket, memif_id))
     return TargetSpec("nic", executable, vdevs, lcore, free_tcp_port(), device_id,
-                      run_dir / "nic", hugepages, extra_mbufs)
+                      run_dir / "nic", hugepages, extra_mbufs, registers_file)
 
 
 def host_spec(executable: Path, run_dir: Path, host_index: int, memif_socket: Path, lcore: int,
@@ -154,7 +165,8 @@ def host_spec(executable: Path, run_dir: Path, host_index: int, memif_socket: Pa
 
 class Target:
     """A running data-plane process; restart() brings it back with the same
-    ports and P4Runtime address (empty tables: the controller refills them)."""
+    ports and P4Runtime address (empty tables: the controller refills them;
+    registers as its registers file kept them, if it has one)."""
 
     def __init__(self, spec: TargetSpec):
         self.spec = spec

@@ -185,11 +185,13 @@ class RunResult:
     vf_tx_dropped: dict[str, int] = field(default_factory=dict)   # by host: its VF ring was full
     n3_dropped: int = 0          # frames the kernel dropped on the way to the NIC (n3_dropped())
 
-    def unexplained(self, lost_inside: int = 0, baas_unpaired_inside: int = 0) -> list[str]:
+    def unexplained(self, lost_inside: int = 0, baas_unpaired_inside: int = 0,
+                    skipped_inside: int = 0) -> list[str]:
         """What the run got wrong that no counted loss explains: an SN
-        skipped without a frame lost after numbering, a frame lost beyond
-        those and `lost_inside` (frames inside a process that died), a
-        radio frame without its BaaS copy beyond those lost and
+        skipped without a frame lost after numbering (or, up to
+        `skipped_inside`, numbered inside a NIC that died), a frame lost
+        beyond those and `lost_inside` (frames inside a process that died),
+        a radio frame without its BaaS copy beyond those lost and
         `baas_unpaired_inside` (a NIC that died between the two), or
         anything numbered twice, reordered, duplicated or not byte for byte
         as expected. The same verdict on an idle and on a loaded machine."""
@@ -199,9 +201,11 @@ class RunResult:
         found = [f"{name}: {getattr(check, name)}"
                  for name in ("duplicated", "unknown_frames", "wrong_bytes", "repeated_sns",
                               "reordered") if getattr(check, name)]
-        if check.skipped_sns > radio:
+        if check.skipped_sns > radio + skipped_inside:
             found.append(f"{check.skipped_sns} SNs skipped, {radio} frames counted lost "
-                         f"after numbering on the radio side ({self.side_losses.get('ran')})")
+                         f"after numbering on the radio side ({self.side_losses.get('ran')})"
+                         + (f", {skipped_inside} numbered inside a NIC that died"
+                            if skipped_inside else ""))
         vf = sum(self.vf_tx_dropped.values())
         if check.lost > radio + self.n3_dropped + vf + lost_inside:
             found.append(f"{check.lost} frames lost, {radio} counted on the radio side, "

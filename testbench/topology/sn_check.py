@@ -11,9 +11,15 @@ frame against what was sent (traffic.py numbers every frame):
   frames.py builds for it, which keeps the patching honest;
 * the buffering service got the same frames (RLC AM copies).
 
-With `restart_from` (a NIC restart during the run: its SN registers died
-with it) the first frame of each DRB from that position on may start again
-at SNs (0, 0); each such restart is counted in `sn_restarts`, not as a gap.
+With `restart_from` (a NIC restart during the run) the first frame of each
+DRB from that position on is where the SNs the restarted NIC holds show:
+a NIC that keeps its SN registers in a registers file numbers on where the
+killed one stopped, so the DRB's SNs continue, or skip the SNs the killed
+NIC gave frames that died inside it (`restart_gaps`: per DRB, the SNs
+skipped and its last frame out before the restart; they count in `sn_gaps`
+and `skipped_sns` too, for the caller to explain by the frames lost in the
+killed process). A DRB numbered from (0, 0) again there (a NIC whose
+registers died with it) is counted in `sn_restarts`, not as a gap.
 """
 from __future__ import annotations
 
@@ -46,6 +52,10 @@ class SnCheck:
     baas_mismatch: int = 0           # radio frames without their BaaS copy, or the reverse
     sn_restarts: int = 0             # DRBs numbered from (0, 0) again after a NIC restart
     drbs_seen: int = 0
+    # after a NIC restart: DRB -> (SNs its first frame out of the restarted
+    # NIC skipped, the frame index of its last frame out before, or -1)
+    restart_gaps: dict[int, tuple[int, int]] = field(default_factory=dict)
+    drbs_after_restart: int = 0      # DRBs with a frame out of the restarted NIC
     missing: list[int] = field(default_factory=list)         # indices of the lost frames
     baas_unpaired: list[int] = field(default_factory=list)   # indices of frames on one side only
     next_sns: dict[int, tuple[int, int]] = field(default_factory=dict)   # DRB -> (pdcp, rlc)
@@ -60,7 +70,9 @@ class SnCheck:
         return {key: getattr(self, key) for key in
                 ("sent", "received", "lost", "duplicated", "unknown_frames", "wrong_bytes",
                  "sn_gaps", "skipped_sns", "repeated_sns", "reordered", "baas_mismatch",
-                 "sn_restarts", "drbs_seen")} | {"ok": self.ok}
+                 "sn_restarts", "drbs_seen")} | {
+            "sns_skipped_at_restart": sum(s for s, _ in self.restart_gaps.values()),
+            "ok": self.ok}
 
     def _problem(self, text: str):
         if len(self.problems) < MAX_LISTED * 6:
@@ -130,7 +142,9 @@ def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: 
             check._problem(f"frame {index} (DRB {drb}) came out again at position {position}")
             continue
         expected_pdcp, expected_rlc = next_sns.get(drb, (0, 0))
-        if restart_from is not None and position >= restart_from and drb not in restarted:
+        first_after_restart = restart_from is not None and position >= restart_from \
+            and drb not in restarted
+        if first_after_restart:
             restarted.add(drb)
             if (pdcp_sn, rlc_sn) == (0, 0) != (expected_pdcp, expected_rlc):
                 check.sn_restarts += 1
@@ -140,6 +154,8 @@ def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: 
             skipped = (pdcp_sn - expected_pdcp) % SN18_MODULUS
             if skipped == (rlc_sn - expected_rlc) % SN18_MODULUS and skipped < SN18_MODULUS // 2:
                 check.skipped_sns += skipped
+                if first_after_restart:
+                    check.restart_gaps[drb] = (skipped, last_index.get(drb, -1))
             else:
                 check.repeated_sns += 1
             check._problem(f"DRB {drb}: frame {index} has PDCP SN {pdcp_sn}, RLC SN {rlc_sn}; "
@@ -171,5 +187,6 @@ def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: 
         check._problem(f"{check.baas_mismatch} frames on one of radio / BaaS without their copy "
                        f"on the other ({len(radio)} radio, {len(baas)} BaaS)")
     check.drbs_seen = len(last_index)
+    check.drbs_after_restart = len(restarted)
     check.next_sns = next_sns
     return check

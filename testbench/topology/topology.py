@@ -62,6 +62,9 @@ class HybridTopology:
         self.run_dir = self.config.run_root / self.tag
         # memif socket paths must fit a UNIX socket address (108 bytes)
         self.socket_dir = Path("/run") / f"t4p4s-{self.tag}"
+        # state that outlives a process of the topology (the NIC's registers
+        # file): on tmpfs, so an lcore's stores never wait for a disk
+        self.state_dir = Path("/dev/shm") / f"t4p4s-{self.tag}"
         self.network: TopologyNetwork | None = None
         self.nic: Target | None = None
         self.hosts: list[Target] = []
@@ -93,6 +96,8 @@ class HybridTopology:
         shutil.rmtree(self.run_dir, ignore_errors=True)
         self.run_dir.mkdir(parents=True)
         self.socket_dir.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+        self.state_dir.mkdir(parents=True)
         if config.pf_vdevs is None:
             self.network = TopologyNetwork(self.tag)
             pf_vdevs = af_packet_pf_vdevs(self.network.pf_interfaces())
@@ -102,7 +107,8 @@ class HybridTopology:
         self.nic = Target(nic_spec(Path(self.nic_build.executable_path), self.run_dir,
                                    pf_vdevs, memif_sockets, config.nic_lcore,
                                    hugepages=config.hugepages,
-                                   extra_mbufs=config.nic_extra_mbufs))
+                                   extra_mbufs=config.nic_extra_mbufs,
+                                   registers_file=self.nic_registers_file))
         for i, memif_socket in enumerate(memif_sockets):
             lcore = config.host_lcores[i % len(config.host_lcores)]
             self.hosts.append(Target(host_spec(Path(self.host_build.executable_path),
@@ -111,6 +117,12 @@ class HybridTopology:
         for host in self.hosts:
             self.wait_memif_connected(host)
         self.gnbctl_topology.write_text(self.gnbctl_toml())
+
+    @property
+    def nic_registers_file(self) -> Path:
+        """The NIC's registers (its SNs), kept across its restarts; removed
+        at teardown."""
+        return self.state_dir / "nic.registers"
 
     def wait_memif_connected(self, host: Target, timeout: float = MEMIF_CONNECT_TIMEOUT_S):
         """Until both of the host's memif interfaces are connected to the NIC."""
@@ -146,11 +158,12 @@ class HybridTopology:
     def leftovers(self) -> list[Path]:
         """What processes of this topology, of any generation, have on the
         machine: EAL runtime directories and hugepage files of their
-        prefixes, the memif socket directory. Nothing once close() returned."""
+        prefixes, the memif socket directory, the state directory (the
+        NIC's registers file). Nothing once close() returned."""
         prefix = f"hy{os.getpid()}-{self.tag}-"
         found = sorted(dpdk_runtime_dir(prefix).parent.glob(f"{prefix}*"))
         found += hugepage_files(prefix + "*")
-        return found + ([self.socket_dir] if self.socket_dir.exists() else [])
+        return found + [d for d in (self.socket_dir, self.state_dir) if d.exists()]
 
     def gnbctl_toml(self) -> str:
         def target(name, role, spec, p4, extra=()):
@@ -172,3 +185,4 @@ class HybridTopology:
             self.network.close()
             self.network = None
         shutil.rmtree(self.socket_dir, ignore_errors=True)
+        shutil.rmtree(self.state_dir, ignore_errors=True)

@@ -117,14 +117,16 @@ def _where(result: RunResult) -> str:
     return "\n".join(lines)
 
 
-def assert_clean(result: RunResult, lost_inside: int = 0, baas_unpaired_inside: int = 0):
+def assert_clean(result: RunResult, lost_inside: int = 0, baas_unpaired_inside: int = 0,
+                 skipped_inside: int = 0):
     """No loss, no duplicates, SNs continuous per DRB, bytes as expected,
     but for frames counted lost on the way to the captures (a loaded
     machine's veth backlog or tcpdump; the NIC's full tx ring) and
     `lost_inside` frames inside a process that died (of which
     `baas_unpaired_inside` came out on one side only: a NIC killed between
-    sending a radio frame and its BaaS copy)."""
-    unexplained = result.unexplained(lost_inside, baas_unpaired_inside)
+    sending a radio frame and its BaaS copy, and `skipped_inside` had been
+    numbered by a NIC that died: skipped SNs)."""
+    unexplained = result.unexplained(lost_inside, baas_unpaired_inside, skipped_inside)
     assert not unexplained, "\n".join([*unexplained, str(result.check.summary()),
                                        *result.check.problems[:20], _where(result)])
     assert result.check.received > 0 and result.sent > 0
