@@ -163,6 +163,7 @@ t4p4s_runtime_stop(bool write_stats)
 	if (t4p4s_rt.n_ports > 0)
 		t4p4s_ports_stop();
 	t4p4s_tables_fini();
+	t4p4s_registers_fini();
 	t4p4s_rcu_fini();
 	eal_cleanup();
 	return status;
