@@ -17,29 +17,37 @@ RUNTIME_INCLUDE = REPO / "t4p4s" / "runtime" / "include"
 
 PRELUDE = "#include <core.p4>\n#include <v1model.p4>\n"
 
-# A v1model program with `%s` spliced into the ingress control.
+# A v1model program: Ethernet and a wide header, the ingress control's body
+# given, the parser extracting and the deparser emitting the headers named.
 SKELETON = PRELUDE + """
-header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
-header wide_t { bit<128> addr; bit<8> x; }
-struct H { eth_t eth; wide_t w; }
-struct M { bit<32> m; bit<128> big; }
-parser P(packet_in p, out H hdr, inout M meta, inout standard_metadata_t sm) {
-    state start { p.extract(hdr.eth); transition accept; }
-}
-control V(inout H hdr, inout M meta) { apply { } }
-control I(inout H hdr, inout M meta, inout standard_metadata_t sm) {
-%s
-}
-control E(inout H hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
-control C(inout H hdr, inout M meta) { apply { } }
-control D(packet_out p, in H hdr) { apply { p.emit(hdr.eth); } }
+header eth_t {{ bit<48> dst; bit<48> src; bit<16> type; }}
+header wide_t {{ bit<128> addr; bit<8> x; }}
+struct H {{ eth_t eth; wide_t w; }}
+struct M {{ bit<32> m; bit<128> big; }}
+parser P(packet_in p, out H hdr, inout M meta, inout standard_metadata_t sm) {{
+    state start {{ {extracts} transition accept; }}
+}}
+control V(inout H hdr, inout M meta) {{ apply {{ }} }}
+control I(inout H hdr, inout M meta, inout standard_metadata_t sm) {{
+{ingress}
+}}
+control E(inout H hdr, inout M meta, inout standard_metadata_t sm) {{ apply {{ }} }}
+control C(inout H hdr, inout M meta) {{ apply {{ }} }}
+control D(packet_out p, in H hdr) {{ apply {{ {emits} }} }}
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 """
 
 
-def write_program(tmp_path: Path, ingress_body: str, name: str = "prog") -> Path:
+def program_text(ingress_body: str, headers=("eth",)) -> str:
+    return SKELETON.format(ingress=textwrap.dedent(ingress_body),
+                           extracts=" ".join(f"p.extract(hdr.{h});" for h in headers),
+                           emits=" ".join(f"p.emit(hdr.{h});" for h in headers))
+
+
+def write_program(tmp_path: Path, ingress_body: str, name: str = "prog",
+                  headers=("eth",)) -> Path:
     path = tmp_path / f"{name}.p4"
-    path.write_text(SKELETON % textwrap.dedent(ingress_body))
+    path.write_text(program_text(ingress_body, headers))
     return path
 
 

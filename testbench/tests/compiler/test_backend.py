@@ -14,7 +14,7 @@ from scapy.utils import wrpcap
 from t4p4s.diagnostics import CompileError
 from t4p4s.driver import compile_program
 
-from backend_util import PRELUDE, REPO, STF_PROGRAMS, c_of, gcc_syntax_check, write_program
+from backend_util import REPO, STF_PROGRAMS, c_of, gcc_syntax_check, write_program
 from pcap_frames import read_pcap_frames
 
 
@@ -82,16 +82,7 @@ def test_output_is_deterministic(tmp_path):
     assert a.replace(str(tmp_path / "a"), "") == b.replace(str(tmp_path / "b"), "")
 
 
-WIDE_FIELDS = PRELUDE + """
-header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
-header wide_t { bit<128> addr; bit<8> x; }
-struct H { eth_t eth; wide_t w; }
-struct M { bit<32> m; bit<128> big; }
-parser P(packet_in p, out H hdr, inout M meta, inout standard_metadata_t sm) {
-    state start { p.extract(hdr.eth); p.extract(hdr.w); transition accept; }
-}
-control V(inout H hdr, inout M meta) { apply { } }
-control I(inout H hdr, inout M meta, inout standard_metadata_t sm) {
+WIDE_FIELDS_INGRESS = """
     action set(bit<128> v) { meta.big = v; hdr.w.addr = meta.big; }
     table t { key = { hdr.w.addr : exact; } actions = { set; NoAction; } default_action = NoAction(); }
     apply {
@@ -99,17 +90,11 @@ control I(inout H hdr, inout M meta, inout standard_metadata_t sm) {
         t.apply();
         if (hdr.w.addr == meta.big) { hdr.eth.src = (bit<48>)hdr.w.addr[31:0]; }
     }
-}
-control E(inout H hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
-control C(inout H hdr, inout M meta) { apply { } }
-control D(packet_out p, in H hdr) { apply { p.emit(hdr.eth); p.emit(hdr.w); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
 """
 
 
 def test_wide_fields_copy_compare_and_key_generate_the_wide_helpers(tmp_path):
-    path = tmp_path / "wide.p4"
-    path.write_text(WIDE_FIELDS)
+    path = write_program(tmp_path, WIDE_FIELDS_INGRESS, "wide", headers=("eth", "w"))
     c = c_of(path)
     assert "t4p4s_copy_bits(" in c and "p4_bits_equal(" in c
 
@@ -120,8 +105,7 @@ def test_wide_fields_copy_compare_and_key(tmp_path, compiled, pcap_runtime):
     and slice, on packets: a hit rewrites addr from the entry and, addr now
     equal to meta.big, writes its low 32 bits into eth.src; a miss leaves
     meta.big 0, so only an all-zero addr compares equal."""
-    path = tmp_path / "wide.p4"
-    path.write_text(WIDE_FIELDS)
+    path = write_program(tmp_path, WIDE_FIELDS_INGRESS, "wide", headers=("eth", "w"))
     key = bytes.fromhex("0102030405060708090a0b0c0d0e0f10")
     value = bytes.fromhex("f0e0d0c0b0a0908070605040" "deadbeef")
     eth = bytes.fromhex("0a0000000001" "0a0000000002" "88b6")
