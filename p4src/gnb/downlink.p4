@@ -5,6 +5,7 @@
 #define GNB_DOWNLINK_P4
 
 #include "headers.p4"
+#include "bearer_shim.p4"
 #include "drop.p4"
 
 // TS 29.281: only G-PDUs of version 1 with at most one PDU Session
@@ -89,6 +90,8 @@ control DlGtpDecap(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
 // The radio headers of a downlink frame, their SN fields left 0 for
 // DlSequenceNumbers.
 control DlRadioHeaders(inout gnb_headers_t hdr, in gnb_metadata_t meta) {
+    BearerShimFlags() shim_flags;
+
     apply {
         hdr.ethernet.src_addr = hdr.ethernet.dst_addr;
         hdr.ethernet.dst_addr = meta.drb.ue_mac;
@@ -97,16 +100,7 @@ control DlRadioHeaders(inout gnb_headers_t hdr, in gnb_metadata_t meta) {
         hdr.shim.setValid();
         hdr.shim.ue_id = meta.drb.ue_id;
         hdr.shim.lcid = meta.drb.lcid;
-        hdr.shim.flags = 0;
-        if (meta.drb.rlc_am == 1) {
-            hdr.shim.flags = hdr.shim.flags | SHIM_RLC_AM;
-            if (meta.drb.rlc_sn18 == 1) {
-                hdr.shim.flags = hdr.shim.flags | SHIM_RLC_SN18;
-            }
-        }
-        if (meta.drb.pdcp_sn18 == 1) {
-            hdr.shim.flags = hdr.shim.flags | SHIM_PDCP_SN18;
-        }
+        shim_flags.apply(meta.drb, hdr.shim.flags);
 
         if (meta.drb.rlc_am == 0) {
             hdr.rlc_um.setValid();

@@ -5,6 +5,7 @@
 #define GNB_UPLINK_P4
 
 #include "headers.p4"
+#include "bearer_shim.p4"
 #include "drop.p4"
 
 // Sizes of what the encapsulation adds, in octets.
@@ -80,17 +81,11 @@ control BearerLookup(in gnb_headers_t hdr, inout gnb_metadata_t meta, out gnb_tu
  * the flags named, so a frame that names others than the bearer's would
  * be forwarded misread, or numbered in the wrong SN space. */
 control BearerFormatCheck(in gnb_headers_t hdr, inout gnb_metadata_t meta) {
+    BearerShimFlags() shim_flags;
+
     apply {
-        bit<8> formats = 0;
-        if (meta.drb.rlc_am == 1) {
-            formats = SHIM_RLC_AM;
-            if (meta.drb.rlc_sn18 == 1) {
-                formats = formats | SHIM_RLC_SN18;
-            }
-        }
-        if (meta.drb.pdcp_sn18 == 1) {
-            formats = formats | SHIM_PDCP_SN18;
-        }
+        bit<8> formats;
+        shim_flags.apply(meta.drb, formats);
         if (hdr.shim.flags != formats) {
             GNB_DROP(meta, DROP_BEARER_FORMAT);
         }
