@@ -32,9 +32,14 @@ void EntryMetadata::store(uint16_t table, const uint8_t *value,
                           const uint8_t *mask, int32_t priority,
                           const p4::v1::TableEntry &entry)
 {
-    std::string k = key(table, value, mask, priority);
+    bool none = entry.metadata().empty() && entry.controller_metadata() == 0;
     std::lock_guard<std::mutex> lock(mu_);
-    if (entry.metadata().empty() && entry.controller_metadata() == 0)
+    // as in restore(): a bulk load of entries without metadata (65,536
+    // DRBs) builds no key at all
+    if (none && entries_.empty())
+        return;
+    std::string k = key(table, value, mask, priority);
+    if (none)
         entries_.erase(k);
     else
         entries_[k] = {entry.metadata(), entry.controller_metadata()};
@@ -43,9 +48,9 @@ void EntryMetadata::store(uint16_t table, const uint8_t *value,
 void EntryMetadata::forget(uint16_t table, const uint8_t *value,
                            const uint8_t *mask, int32_t priority)
 {
-    std::string k = key(table, value, mask, priority);
     std::lock_guard<std::mutex> lock(mu_);
-    entries_.erase(k);
+    if (!entries_.empty())
+        entries_.erase(key(table, value, mask, priority));
 }
 
 void EntryMetadata::restore(uint16_t table, const uint8_t *value,
