@@ -23,18 +23,33 @@ def load_p4info(text_path) -> p4info_pb2.P4Info:
     return text_format.Parse(Path(text_path).read_text(), p4info_pb2.P4Info())
 
 
-def write_errors(error: grpc.RpcError) -> list[p4r.Error]:
-    """The p4.v1.Error of each update (or read request) of a failed batch."""
+def status_details(error: grpc.RpcError) -> bytes | None:
+    """A failed call's google.rpc.Status, serialized, if the server sent one."""
     for key, value in error.trailing_metadata() or ():
         if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            errors = []
-            for detail in status.details:
-                e = p4r.Error()
-                assert detail.Unpack(e), detail.type_url
-                errors.append(e)
-            return errors
-    return []
+            return value
+    return None
+
+
+def write_errors(error: grpc.RpcError) -> list[p4r.Error]:
+    """The p4.v1.Error of each update (or read request) of a failed batch."""
+    details = status_details(error)
+    if details is None:
+        return []
+    errors = []
+    for detail in status_pb2.Status.FromString(details).details:
+        e = p4r.Error()
+        assert detail.Unpack(e), detail.type_url
+        errors.append(e)
+    return errors
+
+
+def proc_status_bytes(pid: int, key: str) -> int:
+    """A size from /proc/PID/status (VmRSS, VmHWM, ...), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) << 10
+    raise AssertionError(f"no {key} in /proc/{pid}/status")
 
 
 class Names:

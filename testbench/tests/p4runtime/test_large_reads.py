@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 import grpc
 import pytest
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
-from p4rt_client import Names, load_p4info, update
+from p4rt_client import Names, load_p4info, proc_status_bytes, update
 
 pytestmark = pytest.mark.dpdk
 
@@ -25,10 +24,7 @@ RSS_GROWTH_LIMIT = 300 << 20  # bytes; the old server grew by about 1 GB
 
 def peak_rss(pid: int) -> int:
     """VmHWM (the highest resident set size so far) of a process, in bytes."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) << 10
-    raise AssertionError(f"no VmHWM in /proc/{pid}/status")
+    return proc_status_bytes(pid, "VmHWM")
 
 
 def cell(counter_id: int, index: int) -> p4r.CounterEntry:

@@ -27,7 +27,6 @@ import os
 import random
 import threading
 import time
-from pathlib import Path
 
 import grpc
 import pytest
@@ -35,10 +34,11 @@ from finsy.proto.google.rpc import status_pb2
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 
-from p4rt_client import write_errors
+from p4rt_client import proc_status_bytes, status_details, write_errors
 from request_mutations import (
     ALREADY_EXISTS, CODE_NAMES, OK, SERVICE, UNKNOWN, Batch, CallCase, Case, Group, Model,
     Mutator, Schema, Sessions, Stored, key_of, normalized, outcomes)
+from testbench.bench.machine import describe_machine
 
 pytestmark = pytest.mark.dpdk
 
@@ -81,24 +81,7 @@ CHANNEL_OPTIONS = [
 
 
 def vm_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) << 10
-    raise AssertionError(f"no VmRSS in /proc/{pid}/status")
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "?"
-
-
-def status_details(error: grpc.RpcError) -> bytes | None:
-    for key, value in error.trailing_metadata() or ():
-        if key == "grpc-status-details-bin":
-            return value
-    return None
+    return proc_status_bytes(pid, "VmRSS")
 
 
 class Fuzz:
@@ -577,7 +560,7 @@ def test_mutated_requests_get_the_status_the_spec_requires(target, names, capsys
                f"requests and {fuzz.valid} valid ones in {fuzz.rpcs} RPCs, "
                f"{sum(fuzz.codes.values())} statuses checked, per update, read request "
                f"and RPC ({codes}), {len(fuzz.categories)} categories, {elapsed:.1f} s "
-               f"on {os.cpu_count()} x {cpu_model()}; target VmRSS "
+               f"on {os.cpu_count()} x {describe_machine().cpu_model}; target VmRSS "
                f"{rss_warm / 2**20:.1f} MB after warm-up, {rss_end / 2**20:.1f} MB "
                f"at the end ({(rss_end - rss_warm) / 2**20:+.1f} MB)")
     rss = ", ".join(f"{r / 2**20:.0f}" for r in fuzz.rss)
