@@ -203,8 +203,7 @@ class Target:
         return self.remove_leftovers()
 
     def restart(self):
-        if self.alive():
-            self.stop()
+        self.stop()         # a process already gone: its runtime closed, its leftovers removed
         self.start()
 
     def stop(self):

@@ -135,10 +135,16 @@ class HybridTopology:
                                     f"within {timeout:.0f} s:\n{host.runtime.log_tail()}")
             time.sleep(0.05)
 
-    def restart_host(self, index: int):
+    def restart_host(self, index: int) -> float:
+        """Stops host `index` (if it runs) and starts it again; returns
+        (time.time()) when it was ready: its control socket answers, so its
+        P4Runtime server listens. Its memifs have connected too when this
+        returns."""
         host = self.hosts[index]
         host.restart()
+        ready_at = time.time()
         self.wait_memif_connected(host)
+        return ready_at
 
     def frames_held(self, name: str) -> int:
         """At most how many frames sent before the process was killed die

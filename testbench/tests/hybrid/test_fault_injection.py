@@ -96,6 +96,8 @@ class Kill:
     left_behind: list = field(default_factory=list)   # what the kill left (removed)
     hugepages_released: int = 0                       # free 2 MB pages gained by the kill
     sent_after: int = 0         # the sender's count once the process was dead
+    generation: int = 0         # the killed process's (Target.generation)
+    killed_at: float = 0.0      # time.time() right before the kill
     # frames the NIC counted dropped at full VF rings on the killed process's
     # path, until its return: the run's verdict counts them as explained
     # losses already, so they come off what the kill allows
@@ -206,26 +208,39 @@ def check_and_report(name: str, run, kill: Kill, where, nic_restart: bool = Fals
     return figures
 
 
-def restart(topology, target) -> float:
-    """Starts a killed target again (its leftovers removed first); returns
-    when it was ready: its control socket answers, so its P4Runtime server
-    listens. A host's memifs have connected too when this returns."""
-    target.start()
-    ready_at = time.time()
-    if target in topology.hosts:
-        topology.wait_memif_connected(target)
+def kill_under_traffic(run, target, affected: set[int], **kill) -> Kill:
+    """Kills the target (SIGKILL; the NIC through the run, which keeps its
+    counters up to the kill) while the run's traffic goes on; `affected`:
+    the DRBs whose frames went through it. Returns the Kill (what it left
+    behind removed); `kill`: further fields of it."""
+    topology = run.topology
+    generation = target.generation
+    killed_at, free, sent_before = time.time(), hugepages_free(), run.sender.sent
+    left = run.kill_nic() if target is topology.nic else target.kill()
+    return Kill(target.name, sent_before, affected, topology.frames_held(target.name), left,
+                hugepages_free() - free, sent_after=run.sender.sent, generation=generation,
+                killed_at=killed_at, **kill)
+
+
+def restart_killed(run, kill: Kill) -> float:
+    """Starts the killed target again (TrafficRun.restart_nic,
+    HybridTopology.restart_host) and records in the Kill what the killed
+    process left that is still on the machine; returns when the new one was
+    ready: its control socket answers, so its P4Runtime server listens (a
+    host's memifs have connected too when this returns)."""
+    topology = run.topology
+    target = topology.target(kill.target)
+    if target is topology.nic:
+        ready_at = run.restart_nic()
+    else:
+        ready_at = topology.restart_host(topology.hosts.index(target))
+    kill.leaked = target.leftovers(kill.generation)
     return ready_at
 
 
 def vf_dropped_since(run, host: str) -> int:
     """Frames the NIC dropped at the host's full VF ring since the run began."""
     return NicDrops.read(run.topology).vf_tx[host] - run.drops_before.vf_tx[host]
-
-
-def _provision_on_failure(hybrid, *names):
-    """The module's other tests share the topology."""
-    for name in names:
-        hybrid.provision(name)
 
 
 @pytest.mark.parametrize("index", [0, 1])
@@ -237,26 +252,22 @@ def test_host_killed_and_restarted(hybrid, tmp_path, index):
         with hybrid.watching(tmp_path / "gnbctl-run.log") as watch, \
                 hybrid.traffic(percent) as run:
             run.run_for(STEADY_S)
-            generation = host.generation
-            killed_at, free, sent_before = time.time(), hugepages_free(), run.sender.sent
-            left = host.kill()
-            kill = Kill(host.name, sent_before,
-                        drbs_on_host(hybrid.drbs, percent, index, len(topology.hosts)),
-                        topology.frames_held(host.name), left, hugepages_free() - free,
-                        sent_after=run.sender.sent)
-            dead = watch.wait_event("dead", host.name, after=killed_at, timeout=EVENT_TIMEOUT_S)
+            kill = kill_under_traffic(
+                run, host, drbs_on_host(hybrid.drbs, percent, index, len(topology.hosts)))
+            dead = watch.wait_event("dead", host.name, after=kill.killed_at,
+                                    timeout=EVENT_TIMEOUT_S)
             run.run_for(STEADY_S)
-            ready_at = restart(topology, host)
-            kill.leaked = host.leftovers(generation)
-            back = watch.wait_event("back", host.name, after=killed_at, timeout=EVENT_TIMEOUT_S)
+            ready_at = restart_killed(run, kill)
+            back = watch.wait_event("back", host.name, after=kill.killed_at,
+                                    timeout=EVENT_TIMEOUT_S)
             kill.path_vf_dropped = vf_dropped_since(run, host.name)
             run.run_for(STEADY_S)
     except BaseException:
-        _provision_on_failure(hybrid, host.name)
+        hybrid.provision(host.name)     # the module's other tests share the topology
         raise
     assert dead is not None and back is not None, watch.log_text()
     service_s = back["at"] - ready_at
-    check_and_report(host.name, run, kill, tmp_path, failover_s=dead["at"] - killed_at,
+    check_and_report(host.name, run, kill, tmp_path, failover_s=dead["at"] - kill.killed_at,
                      service_after_restart_s=service_s,
                      service_goal_met=service_s <= SERVICE_GOAL_S)
     assert service_s <= SERVICE_LIMIT_S
@@ -277,21 +288,16 @@ def test_watcher_killed_while_provisioning(hybrid, tmp_path):
         assert first.wait_event("watching", timeout=EVENT_TIMEOUT_S), first.log_text()
         with hybrid.traffic(percent) as run:
             run.run_for(STEADY_S)
-            generation = host.generation
-            killed_at, free, sent_before = time.time(), hugepages_free(), run.sender.sent
-            left = host.kill()
-            kill = Kill(host.name, sent_before,
-                        drbs_on_host(hybrid.drbs, percent, 0, len(topology.hosts)),
-                        topology.frames_held(host.name), left, hugepages_free() - free,
-                        sent_after=run.sender.sent)
-            dead = first.wait_event("dead", host.name, after=killed_at, timeout=EVENT_TIMEOUT_S)
-            restart(topology, host)
-            kill.leaked = host.leftovers(generation)
-            provisioning = first.wait_event("provisioning", host.name, after=killed_at,
+            kill = kill_under_traffic(
+                run, host, drbs_on_host(hybrid.drbs, percent, 0, len(topology.hosts)))
+            dead = first.wait_event("dead", host.name, after=kill.killed_at,
+                                    timeout=EVENT_TIMEOUT_S)
+            restart_killed(run, kill)
+            provisioning = first.wait_event("provisioning", host.name, after=kill.killed_at,
                                             timeout=EVENT_TIMEOUT_S)
             time.sleep(WATCHER_KILL_DELAY_S)
             first.kill()
-            mid_provisioning = not first.events("back", host.name, after=killed_at)
+            mid_provisioning = not first.events("back", host.name, after=kill.killed_at)
             run.run_for(STEADY_S)       # no watcher: the host stays parked, nothing is lost
             second = hybrid.gnbctl.start_watch(tmp_path / "gnbctl-run-2.log")
             watching = second.wait_event("watching", timeout=EVENT_TIMEOUT_S)
@@ -299,7 +305,7 @@ def test_watcher_killed_while_provisioning(hybrid, tmp_path):
             kill.path_vf_dropped = vf_dropped_since(run, host.name)
             run.run_for(STEADY_S)
     except BaseException:
-        _provision_on_failure(hybrid, host.name)
+        hybrid.provision(host.name)     # the module's other tests share the topology
         raise
     finally:
         for watch in (first, second):
@@ -310,7 +316,7 @@ def test_watcher_killed_while_provisioning(hybrid, tmp_path):
     # ready: the new watcher's first round is done (it has found the host parked)
     service_s = back["at"] - watching["at"]
     check_and_report("watcher", run, kill, tmp_path, killed_mid_provisioning=mid_provisioning,
-                     failover_s=dead["at"] - killed_at,
+                     failover_s=dead["at"] - kill.killed_at,
                      watcher_ready_after_start_s=watching["at"] - second.started_at,
                      service_after_restart_s=service_s,
                      service_goal_met=service_s <= SERVICE_GOAL_S)
@@ -326,34 +332,27 @@ def test_nic_killed_and_restarted(hybrid, tmp_path):
         with hybrid.watching(tmp_path / "gnbctl-run.log") as watch, \
                 hybrid.traffic(percent) as run:
             run.run_for(SPLIT_SNAPSHOT_WAIT_S)
-            generation = nic.generation
             path_vf_dropped = sum(vf_dropped_since(run, h.name) for h in topology.hosts)
-            killed_at, free, sent_before = time.time(), hugepages_free(), run.sender.sent
-            left = run.kill_nic()
-            kill = Kill(nic.name, sent_before, set(hybrid.drbs),
-                        topology.frames_held(nic.name), left, hugepages_free() - free,
-                        sent_after=run.sender.sent, path_vf_dropped=path_vf_dropped)
-            down = watch.wait_event("nic down", nic.name, after=killed_at,
+            kill = kill_under_traffic(run, nic, set(hybrid.drbs), path_vf_dropped=path_vf_dropped)
+            down = watch.wait_event("nic down", nic.name, after=kill.killed_at,
                                     timeout=EVENT_TIMEOUT_S)
-            ready_at = run.restart_nic()
+            ready_at = restart_killed(run, kill)
             nic_log = nic.log_text()
-            kill.leaked = nic.leftovers(generation)
-            restored = watch.wait_event("nic restored", nic.name, after=killed_at,
+            restored = watch.wait_event("nic restored", nic.name, after=kill.killed_at,
                                         timeout=EVENT_TIMEOUT_S)
             run.run_for(STEADY_S)
             # the hosts' VFs went down with the NIC: restarted one by one
             hosts_back = []
-            for host in topology.hosts:
+            for index, host in enumerate(topology.hosts):
                 stopped_at = time.time()
-                host.stop()
-                host_ready_at = restart(topology, host)
+                host_ready_at = topology.restart_host(index)
                 back = watch.wait_event("back", host.name, after=stopped_at,
                                         timeout=EVENT_TIMEOUT_S)
                 hosts_back.append(None if back is None else back["at"] - host_ready_at)
             run.run_for(STEADY_S)
         split = hybrid.gnbctl("offload", "show")["result"][0]
     except BaseException:
-        _provision_on_failure(hybrid, nic.name)
+        hybrid.provision(nic.name)
         raise
     assert down is not None and restored is not None, watch.log_text()
     first_out, all_out = _first_frames_after(run.result, set(hybrid.drbs), ready_at)
