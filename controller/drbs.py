@@ -8,7 +8,6 @@ Integers are decimal or 0x-hex; rlc is am or um; SN lengths are 12 or 18.
 """
 from __future__ import annotations
 
-import asyncio
 import csv
 import ipaddress
 import time
@@ -19,8 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from controller import drb_keys
-from controller.errors import GnbctlError, WriteRejected
-from controller.targets import on_every
+from controller.errors import GnbctlError
+from controller.targets import on_every, write_batches
 
 CSV_COLUMNS = ("drb", "teid", "ue_id", "lcid", "rlc", "rlc_sn", "pdcp_sn", "qfi", "ue_mac",
                "ul_teid", "gnb_ip", "upf_ip", "upf_mac")
@@ -226,30 +225,19 @@ async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=No
 
     async def load_one(target):
         t0 = time.perf_counter()
-        failures = []
-        # Two Writes in flight: the target applies one while the next arrives.
-        in_flight = asyncio.Semaphore(2)
 
-        async def write(rows, first, table):
-            async with in_flight:
-                try:
-                    await target.write_raw(rows.tobytes(), len(rows),
-                                           lambda i: drbs.describe(first + i, table))
-                except WriteRejected as e:
-                    failures.extend(e.failures)
-            if on_progress:
-                on_progress(target.name, len(rows))
+        def batch_of(rows, first: int, table: str):
+            chunk = rows[first:first + batch]
+            return chunk.tobytes, len(chunk), lambda i: drbs.describe(first + i, table)
 
-        writes = []
+        batches = []
         for table, action, mapping in (("dl_drb", "set_dl_drb", DL_COLUMNS),
                                        ("ul_bearer", "set_ul_bearer", UL_COLUMNS)):
             encoder = ExactInsertEncoder(target.schema, target.name, table, action)
             rows = encoder.encode(drbs.count, {k: drbs.columns[v] for k, v in mapping.items()})
-            writes += [write(rows[first:first + batch], first, table)
-                       for first in range(0, drbs.count, batch)]
-        await asyncio.gather(*writes)
-        if failures:
-            raise WriteRejected(target.name, failures, 2 * drbs.count)
+            batches += [batch_of(rows, first, table) for first in range(0, drbs.count, batch)]
+        progress = (lambda count: on_progress(target.name, count)) if on_progress else None
+        await write_batches(target, batches, 2 * drbs.count, progress)
         if target.config.baas_clone:
             await ensure_clone_session(target)
         seconds = time.perf_counter() - t0

@@ -15,10 +15,10 @@ import asyncio
 
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
-from controller.errors import GnbctlError, WriteRejected
+from controller.errors import GnbctlError
+from controller.targets import write_batches
 
 COPY_BATCH = 8192
-WRITES_IN_FLIGHT = 2
 _INSERT = b"\x08\x01"          # Update.type (field 1) = INSERT
 _ENTITY_TAG = b"\x12"          # Update.entity (field 2)
 _UPDATES_TAG = b"\x22"         # WriteRequest.updates (field 4)
@@ -100,21 +100,14 @@ async def copy_table(source, dest, table: str) -> int:
     else:
         encoded = [p4r.Entity(table_entry=_renumbered(entity.table_entry, ids))
                    .SerializeToString() for entity in found]
-    in_flight = asyncio.Semaphore(WRITES_IN_FLIGHT)
-    failures = []
 
-    async def write(first: int):
+    def batch_of(first: int):
         chunk = encoded[first:first + COPY_BATCH]
-        async with in_flight:
-            try:
-                await dest.write_raw(insert_updates(chunk), len(chunk),
-                                     lambda i: f"{table} entry {first + i} of {source.name}")
-            except WriteRejected as e:
-                failures.extend(e.failures)
+        return (lambda: insert_updates(chunk), len(chunk),
+                lambda i: f"{table} entry {first + i} of {source.name}")
 
-    await asyncio.gather(*(write(first) for first in range(0, len(encoded), COPY_BATCH)))
-    if failures:
-        raise WriteRejected(dest.name, failures, len(encoded))
+    await write_batches(dest, [batch_of(first) for first in range(0, len(encoded), COPY_BATCH)],
+                        len(encoded))
     return len(found)
 
 

@@ -27,6 +27,7 @@ _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 << 20),
                     ("grpc.max_send_message_length", 256 << 20)]
 _WRITE_METHOD = "/p4.v1.P4Runtime/Write"
 RPC_TIMEOUT = 60.0
+WRITES_IN_FLIGHT = 2
 PROBE_TIMEOUT_S = 0.25
 # a new channel per probe: a kept channel to a target that died waits out
 # gRPC's reconnect backoff (up to minutes) before it sees the target again
@@ -152,6 +153,30 @@ async def session(topology: Topology, configs: list[TargetConfig]):
         for target in connected:
             await target.channel.close()
             await target.switch.__aexit__(None, None, None)
+
+
+async def write_batches(target, batches, total: int, on_written=None) -> None:
+    """Writes of already serialized updates on `target`, WRITES_IN_FLIGHT
+    at a time (the target applies one while the next arrives). Each batch
+    is (encode, count, describe): encode() gives the updates bytes when the
+    Write goes out, count and describe as write_raw takes them. Every batch
+    is written; then one WriteRejected lists the rejected updates of all of
+    them, of `total`. on_written(count) follows each Write, rejected or not."""
+    in_flight = asyncio.Semaphore(WRITES_IN_FLIGHT)
+    failures = []
+
+    async def write(encode, count: int, describe):
+        async with in_flight:
+            try:
+                await target.write_raw(encode(), count, describe)
+            except WriteRejected as e:
+                failures.extend(e.failures)
+        if on_written:
+            on_written(count)
+
+    await asyncio.gather(*(write(*batch) for batch in batches))
+    if failures:
+        raise WriteRejected(target.name, failures, total)
 
 
 async def on_every(targets, action) -> list:
