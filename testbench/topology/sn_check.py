@@ -59,6 +59,9 @@ class SnCheck:
     missing: list[int] = field(default_factory=list)         # indices of the lost frames
     baas_unpaired: list[int] = field(default_factory=list)   # indices of frames on one side only
     next_sns: dict[int, tuple[int, int]] = field(default_factory=dict)   # DRB -> (pdcp, rlc)
+    # RadioFrames.read of each radio frame, by position (None: not a
+    # radio frame of a generated DRB)
+    radio_read: list[tuple[int, int, int, int] | None] = field(default_factory=list, repr=False)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -130,6 +133,7 @@ def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: 
     model = RadioFrames()
     for position, frame in enumerate(radio):
         fields = model.read(frame)
+        check.radio_read.append(fields)
         if fields is None or fields[3] >= sent or frames.drb_of(fields[3]) != fields[0]:
             check.unknown_frames += 1
             check._problem(f"radio frame {position} is no radio frame of a sent frame: "

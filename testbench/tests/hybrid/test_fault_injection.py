@@ -380,13 +380,9 @@ def test_nic_killed_and_restarted(hybrid, tmp_path):
 def _save_losses(path, run, kill: Kill, losses: Losses):
     """Every lost frame with its DRB, whether the kill allows it and when its
     neighbours came out: what a failed verdict is debugged from."""
-    capture = run.result.captures["ran"]
-    model = RadioFrames()
-    out_at = {}
-    for frame, at in zip(capture.frames, capture.times):
-        fields = model.read(frame)
-        if fields is not None:
-            out_at[fields[3]] = at
+    out_at = {fields[3]: at for fields, at in zip(run.result.check.radio_read,
+                                                  run.result.captures["ran"].times)
+              if fields is not None}
     out = sorted(out_at)
 
     def neighbours(index):
@@ -421,14 +417,9 @@ def _ranges(indices: list[int], shown: int = 8) -> str:
 def _first_frames_after(result, drbs: set[int], ready_at: float):
     """Seconds from ready_at to the first radio frame captured after it,
     and to the first frame of the last DRB to get one."""
-    capture = result.captures["ran"]
-    model = RadioFrames()
     first_by_drb: dict[int, float] = {}
-    for frame, at in zip(capture.frames, capture.times):
-        if at < ready_at:
-            continue
-        fields = model.read(frame)
-        if fields is not None and fields[0] in drbs:
+    for fields, at in zip(result.check.radio_read, result.captures["ran"].times):
+        if at >= ready_at and fields is not None and fields[0] in drbs:
             first_by_drb.setdefault(fields[0], at)
     if not first_by_drb:
         return None, None
