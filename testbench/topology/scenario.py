@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import random
 import subprocess
 import threading
 import time
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import NamedTuple
 
 from testbench.topology.gnbctl import Gnbctl
 from testbench.topology.processes import nic_vf_ports
@@ -60,23 +62,41 @@ def drbs_on_host(drbs, percent: float, host: int, n_hosts: int) -> set[int]:
     return {d for d in drbs if offloaded(d, percent) and vf_host(d, n_hosts) == host}
 
 
+class _Counters:
+    """Counters (a dataclass) that add and subtract field by field; a dict
+    field key by key, over the left operand's keys (0 where the right one
+    lacks a key)."""
+
+    def _combine(self, other, op):
+        def combined(mine, theirs):
+            if isinstance(mine, dict):
+                return {key: op(value, theirs.get(key, 0)) for key, value in mine.items()}
+            return op(mine, theirs)
+        return type(self)(**{f.name: combined(getattr(self, f.name), getattr(other, f.name))
+                             for f in fields(self)})
+
+    def __add__(self, other):
+        return self._combine(other, operator.add)
+
+    def __sub__(self, other):
+        return self._combine(other, operator.sub)
+
+
 @dataclass(frozen=True)
-class SplitCounters:
+class SplitCounters(_Counters):
     """Downlink N3 frames the NIC kept and the ones it sent to the hosts."""
     kept: int
     to_hosts: int
 
-    def __add__(self, other: "SplitCounters") -> "SplitCounters":
-        return SplitCounters(self.kept + other.kept, self.to_hosts + other.to_hosts)
-
-    def __sub__(self, other: "SplitCounters") -> "SplitCounters":
-        return SplitCounters(self.kept - other.kept, self.to_hosts - other.to_hosts)
+    @classmethod
+    def from_ports(cls, ports: list[dict], n_hosts: int) -> "SplitCounters":
+        """From the NIC's port statistics (its stats()["ports"])."""
+        to_hosts = sum(ports[nic_vf_ports(i)[0]]["tx"] for i in range(n_hosts))
+        return cls(kept=ports[0]["rx"] - to_hosts, to_hosts=to_hosts)
 
     @classmethod
     def read(cls, topology: HybridTopology) -> "SplitCounters":
-        ports = topology.nic.stats()["ports"]
-        to_hosts = sum(ports[nic_vf_ports(i)[0]]["tx"] for i in range(len(topology.hosts)))
-        return cls(kept=ports[0]["rx"] - to_hosts, to_hosts=to_hosts)
+        return cls.from_ports(topology.nic.stats()["ports"], len(topology.hosts))
 
 
 # The NIC's PF port of each captured side (p4src/gnb/constants.p4).
@@ -84,7 +104,7 @@ CAPTURED_PORTS = {"ran": 1, "baas": 2}
 
 
 @dataclass(frozen=True)
-class SideLosses:
+class SideLosses(_Counters):
     """Frames the NIC numbered and sent towards one captured side that the
     capture cannot have seen, each counted where it was lost: the NIC's tx
     queue (its driver's ring full), the veth into the capture's namespace
@@ -100,19 +120,13 @@ class SideLosses:
     def total(self) -> int:
         return self.nic_tx + self.veth + self.capture
 
-    def __sub__(self, other: "SideLosses") -> "SideLosses":
-        return SideLosses(self.nic_tx - other.nic_tx, self.veth - other.veth,
-                          self.capture - other.capture)
-
-    def __add__(self, other: "SideLosses") -> "SideLosses":
-        return SideLosses(self.nic_tx + other.nic_tx, self.veth + other.veth,
-                          self.capture + other.capture)
-
     @classmethod
-    def read(cls, topology: HybridTopology, role: str) -> "SideLosses":
-        port = topology.nic.stats()["ports"][CAPTURED_PORTS[role]]
+    def from_ports(cls, ports: list[dict], topology: HybridTopology, role: str) -> "SideLosses":
+        """From the NIC's port statistics (its stats()["ports"]) and the
+        veth into the side's namespace (the capture's are read at its end)."""
         link = topology.network.links[role]
-        return cls(nic_tx=port["tx_dropped"], veth=_tx_dropped(link.pair.dp))
+        return cls(nic_tx=ports[CAPTURED_PORTS[role]]["tx_dropped"],
+                   veth=_tx_dropped(link.pair.dp))
 
 
 def _tx_dropped(interface: str, netns: str | None = None) -> int:
@@ -233,16 +247,14 @@ class TrafficRun:
         self.shifts: list[Shift] = []
         self.result: RunResult | None = None
         # the NIC's counters up to its kill, when it is killed during the run
-        self._nic_at_kill: tuple[SplitCounters, dict[str, SideLosses], NicDrops] | None = None
+        self._nic_at_kill: NicSnapshot | None = None
         self._nic_restarted_at: float | None = None
 
     def __enter__(self) -> "TrafficRun":
         links = self.topology.network.links
         self.start_sns = self._sn_registers()
-        self.split_before = SplitCounters.read(self.topology)
-        self.drops_before = NicDrops.read(self.topology)
+        self.split_before, self.losses_before, self.drops_before = self._snapshot()
         self.n3_dropped_before = n3_dropped(self.topology)
-        self.losses_before = {role: SideLosses.read(self.topology, role) for role in CAPTURED_PORTS}
         self.captures = {role: Capture(links[role].netns.name, role,
                                        self.topology.run_dir / f"{role}-{time.time_ns()}.pcap")
                          for role in CAPTURED_PORTS}
@@ -255,6 +267,14 @@ class TrafficRun:
                      for name in ("pdcp_tx_sn", "rlc_tx_sn"))
         return {drb: (_int(pdcp[drb]), _int(rlc[drb])) for drb in set(self.frames.drbs)}
 
+    def _snapshot(self) -> NicSnapshot:
+        """The NIC's counters the run accounts with, from one stats() read."""
+        ports = self.topology.nic.stats()["ports"]
+        return NicSnapshot(SplitCounters.from_ports(ports, len(self.topology.hosts)),
+                           {role: SideLosses.from_ports(ports, self.topology, role)
+                            for role in CAPTURED_PORTS},
+                           NicDrops.from_ports(ports, self.topology))
+
     def run_for(self, seconds: float):
         time.sleep(seconds)
 
@@ -263,10 +283,7 @@ class TrafficRun:
         then for the run's accounting; returns what it left behind (removed)."""
         if self._nic_at_kill is not None:
             raise RuntimeError("one NIC kill per traffic run")
-        self._nic_at_kill = (SplitCounters.read(self.topology),
-                             {role: SideLosses.read(self.topology, role)
-                              for role in CAPTURED_PORTS},
-                             NicDrops.read(self.topology))
+        self._nic_at_kill = self._snapshot()
         return self.topology.nic.kill()
 
     def restart_nic(self) -> float:
@@ -315,10 +332,10 @@ class TrafficRun:
         captured = {role: capture.stop() for role, capture in self.captures.items()}
         if exc[0] is not None:
             return
-        split = SplitCounters.read(self.topology) - self.split_before
-        now = {role: SideLosses.read(self.topology, role) for role in CAPTURED_PORTS}
-        losses = {role: now[role] - self.losses_before[role] for role in CAPTURED_PORTS}
-        drops = NicDrops.read(self.topology) - self.drops_before
+        split, losses, drops = self._snapshot()
+        split -= self.split_before
+        losses = {role: losses[role] - self.losses_before[role] for role in CAPTURED_PORTS}
+        drops -= self.drops_before
         restart_from = None
         if self._nic_at_kill is not None:
             # the new NIC's counters started at 0: the old one's up to its kill come first
@@ -345,7 +362,7 @@ class TrafficRun:
 
 
 @dataclass(frozen=True)
-class NicDrops:
+class NicDrops(_Counters):
     """Frames the NIC counted lost before numbering them: its N3 rx ring
     full (never read), a host's VF ring full (the host fell behind: on a
     loaded machine it may wait long for its core). Each is a lost frame,
@@ -354,19 +371,23 @@ class NicDrops:
     vf_tx: dict[str, int] = field(default_factory=dict)     # by host
 
     @classmethod
-    def read(cls, topology: HybridTopology) -> "NicDrops":
-        ports = topology.nic.stats()["ports"]
+    def from_ports(cls, ports: list[dict], topology: HybridTopology) -> "NicDrops":
+        """From the NIC's port statistics (its stats()["ports"])."""
         return cls(ports[0]["rx_dropped"],
                    {host.name: ports[nic_vf_ports(i)[0]]["tx_dropped"]
                     for i, host in enumerate(topology.hosts)})
 
-    def __add__(self, other: "NicDrops") -> "NicDrops":
-        return NicDrops(self.n3_rx + other.n3_rx,
-                        {h: n + other.vf_tx.get(h, 0) for h, n in self.vf_tx.items()})
+    @classmethod
+    def read(cls, topology: HybridTopology) -> "NicDrops":
+        return cls.from_ports(topology.nic.stats()["ports"], topology)
 
-    def __sub__(self, other: "NicDrops") -> "NicDrops":
-        return NicDrops(self.n3_rx - other.n3_rx,
-                        {h: n - other.vf_tx.get(h, 0) for h, n in self.vf_tx.items()})
+
+class NicSnapshot(NamedTuple):
+    """The NIC's counters at one moment, from one stats() read
+    (TrafficRun._snapshot)."""
+    split: SplitCounters
+    losses: dict[str, SideLosses]   # by captured role
+    drops: NicDrops
 
 
 def _int(value) -> int:
