@@ -15,6 +15,8 @@ import zlib
 from dataclasses import dataclass, field, fields, replace
 from typing import NamedTuple
 
+from testbench.gnb.nic_entries import VF_BUCKETS
+from testbench.tests.reference_hashes import crc16
 from testbench.topology.gnbctl import Gnbctl
 from testbench.topology.processes import nic_vf_ports
 from testbench.topology.sn_check import SnCheck, check_downlink
@@ -23,7 +25,6 @@ from testbench.topology.traffic import (FIRST_TEID, Capture, CaptureResult, Down
                                         PacedSender)
 
 OFFLOAD_BUCKETS = 1024
-VF_BUCKETS = 64
 LATENCY_POLL_S = 0.0005
 LATENCY_GIVE_UP_S = 2.0
 DRAIN_S = 0.3          # after the last frame is sent: the pipeline, memif and veths empty
@@ -40,21 +41,11 @@ def offloaded(drb: int, percent: float) -> bool:
     return offload_bucket(drb) < math.floor(percent * OFFLOAD_BUCKETS / 100 + 0.5)
 
 
-def _crc16_arc(data: bytes) -> int:
-    """v1model's crc16: reflected, polynomial 0x8005, init 0, no final xor."""
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
-    return crc
-
-
 def vf_host(drb: int, n_hosts: int) -> int:
     """The host an offloaded DRB goes to while every host is live: the top
     6 bits of the CRC-16 of its TEID (p4src/nic/vf_distributor.p4) pick a
     VF bucket, which gnbctl gives to the hosts round-robin (offload.py)."""
-    bucket = _crc16_arc((FIRST_TEID + drb).to_bytes(4, "big")) >> 10
+    bucket = crc16((FIRST_TEID + drb).to_bytes(4, "big")) >> (16 - VF_BUCKETS.bit_length() + 1)
     return bucket % n_hosts
 
 
