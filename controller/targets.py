@@ -35,23 +35,30 @@ _PROBE_CHANNEL_OPTIONS = [("grpc.initial_reconnect_backoff_ms", 50),
                           ("grpc.max_reconnect_backoff_ms", 200)]
 
 
+class _Readable:
+    """What a Target and a Reader share: the target's topology entry
+    (`config`) and a P4Info (`schema`)."""
+    config: TargetConfig
+    schema: fy.P4Schema
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def has_table(self, name: str) -> bool:
+        return self.schema.tables.get(name) is not None
+
+
 @dataclass
-class Target:
+class Target(_Readable):
     config: TargetConfig
     switch: fy.Switch
     channel: grpc.aio.Channel
     election_id: int
 
     @property
-    def name(self) -> str:
-        return self.config.name
-
-    @property
     def schema(self) -> fy.P4Schema:
         return self.switch.p4info
-
-    def has_table(self, name: str) -> bool:
-        return self.schema.tables.get(name) is not None
 
     async def write(self, updates: list, describe=None) -> None:
         """One Write of finsy update objects (+entry, -entry, ~entry); a
@@ -91,19 +98,26 @@ class Target:
 
     async def read_raw(self, entity: p4r.Entity) -> list[p4r.Entity]:
         """A Read without finsy's per-entity decoding (for whole tables)."""
-        read = self.channel.unary_stream(
-            "/p4.v1.P4Runtime/Read", request_serializer=p4r.ReadRequest.SerializeToString,
-            response_deserializer=p4r.ReadResponse.FromString)
-        found = []
-        try:
-            async for response in read(p4r.ReadRequest(device_id=self.config.device_id,
-                                                       entities=[entity]),
-                                       timeout=RPC_TIMEOUT):
-                found.extend(response.entities)
-        except grpc.aio.AioRpcError as e:
-            raise GnbctlError(f"{self.name}: read failed: {e.code().name}: {e.details()}") \
-                from None
-        return found
+        return await _read(self.channel, self.config, [entity], RPC_TIMEOUT)
+
+
+async def _read(channel: grpc.aio.Channel, config: TargetConfig, entities: list[p4r.Entity],
+                timeout: float) -> list[p4r.Entity]:
+    """One streamed Read on `channel`, every Entity of every response; a
+    failed Read is an error naming the target."""
+    read = channel.unary_stream(
+        "/p4.v1.P4Runtime/Read", request_serializer=p4r.ReadRequest.SerializeToString,
+        response_deserializer=p4r.ReadResponse.FromString)
+    found = []
+    try:
+        async for response in read(p4r.ReadRequest(device_id=config.device_id,
+                                                   entities=entities),
+                                   timeout=timeout):
+            found.extend(response.entities)
+    except grpc.aio.AioRpcError as e:
+        raise GnbctlError(f"{config.name}: read failed: {e.code().name}: {e.details()}") \
+            from None
+    return found
 
 
 def _rejected(target: str, code: str, message: str, details: dict, updates, describe):
@@ -244,23 +258,12 @@ async def read_unarbitrated(config: TargetConfig, entities: list[p4r.Entity],
     """A Read on a fresh channel, without a session (Read needs no
     arbitration): what `gnbctl run` uses to keep its copy of a NIC's split
     while other gnbctl commands hold sessions."""
-    request = p4r.ReadRequest(device_id=config.device_id, entities=entities)
     options = _CHANNEL_OPTIONS + _PROBE_CHANNEL_OPTIONS
     async with grpc.aio.insecure_channel(config.address, options=options) as ch:
-        read = ch.unary_stream("/p4.v1.P4Runtime/Read",
-                               request_serializer=p4r.ReadRequest.SerializeToString,
-                               response_deserializer=p4r.ReadResponse.FromString)
-        found = []
-        try:
-            async for response in read(request, timeout=timeout):
-                found.extend(response.entities)
-        except grpc.aio.AioRpcError as e:
-            raise GnbctlError(f"{config.name}: read failed: {e.code().name}: {e.details()}") \
-                from None
-    return found
+        return await _read(ch, config, entities, timeout)
 
 
-class Reader:
+class Reader(_Readable):
     """A target read without a session, with the P4Info its topology entry
     names (the one a push checked it runs): what `gnbctl run` copies a
     NIC's DRBs from while its own writes to the NIC need the session."""
@@ -268,13 +271,6 @@ class Reader:
     def __init__(self, config: TargetConfig, schema: fy.P4Schema):
         self.config = config
         self.schema = schema
-
-    @property
-    def name(self) -> str:
-        return self.config.name
-
-    def has_table(self, name: str) -> bool:
-        return self.schema.tables.get(name) is not None
 
     async def read_raw(self, entity: p4r.Entity) -> list[p4r.Entity]:
         return await read_unarbitrated(self.config, [entity], RPC_TIMEOUT)
