@@ -7,7 +7,6 @@ build/fuzz/BUILD/findings/)."""
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table

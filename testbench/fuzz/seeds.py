@@ -32,9 +32,9 @@ import test_uplink  # noqa: E402
 
 from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT,  # noqa: E402
                                   baas_clone_session)
-from testbench.gnb.nic_entries import (HOSTS, OFFLOAD_BUCKETS, PORTS,  # noqa: E402
-                                       bearer_of, host_return_ports, offload_buckets,
-                                       return_port, vf_buckets_round_robin)
+from testbench.gnb.nic_entries import (OFFLOAD_BUCKETS, PORTS, drb_entries,  # noqa: E402
+                                       host_return_ports, offload_buckets, return_port,
+                                       vf_buckets_round_robin)
 
 HOST_PORTS = 3
 BURST = 8
@@ -67,8 +67,7 @@ def nic_entries() -> list[dict]:
     half of the offload buckets to the hosts, every VF bucket to a host and
     both hosts' return ports."""
     commands = host_entries()
-    for drb in test_host_return.DRBS:
-        commands += [drb.table_entry(), bearer_of(drb).table_entry()]
+    commands += drb_entries(test_host_return.DRBS)
     commands += offload_buckets(range(0, OFFLOAD_BUCKETS, 2))
     commands += vf_buckets_round_robin() + host_return_ports()
     return _unique(commands)
@@ -107,7 +106,6 @@ def _nic_frames() -> list[tuple[int, bytes]]:
 
 TARGETS = {"host": (HOST_PORTS, host_entries, _host_frames),
            "nic": (PORTS, nic_entries, _nic_frames)}
-assert PORTS == 3 + 2 * HOSTS
 
 
 def write_entries(build: str, path: Path) -> Path:

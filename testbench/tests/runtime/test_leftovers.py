@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_ports import eal, l2fwd, run  # noqa: F401 (l2fwd: the fixture)
+from test_ports import file_prefix, run
 
 pytestmark = pytest.mark.dpdk
 
@@ -21,7 +21,7 @@ RUNTIME_DIRS = Path("/var/run/dpdk")
 
 
 def runtime_dir(tag: str) -> Path:
-    return RUNTIME_DIRS / eal(tag)[eal(tag).index("--file-prefix") + 1]
+    return RUNTIME_DIRS / file_prefix(tag)
 
 
 def test_a_clean_exit_removes_the_runtime_directory(l2fwd):

@@ -12,26 +12,24 @@ import json
 import os
 import subprocess
 import uuid
-from pathlib import Path
 
 import pytest
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import rdpcap, wrpcap
 
+# under another name: pytest would collect test_* as a test
+from t4p4s.stf.control import test_eal_args as eal_args
+
 pytestmark = pytest.mark.dpdk
 
-L2FWD = Path(__file__).resolve().parents[3] / "t4p4s" / "examples" / "l2fwd.p4"
+
+def file_prefix(tag: str) -> str:
+    return f"ports{os.getpid()}_{tag}"
 
 
 def eal(tag: str) -> list[str]:
-    return ["-l", "0", "--no-huge", "-m", "256", "--no-shconf", "--no-pci",
-            "--file-prefix", f"ports{os.getpid()}_{tag}", "--log-level", "lib.eal:error"]
-
-
-@pytest.fixture(scope="module")
-def l2fwd(compiled):
-    return compiled(L2FWD).executable_path
+    return eal_args(file_prefix(tag))
 
 
 @pytest.fixture

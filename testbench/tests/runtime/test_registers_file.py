@@ -32,9 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "p4runtime"))
 from p4rt_client import Client, load_p4info  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
-RUNTIME = REPO / "t4p4s" / "runtime"
 REGISTERS_P4 = REPO / "testbench" / "p4" / "t4p4s" / "registers.p4"
-HANDWRITTEN = RUNTIME / "tests" / "l2fwd_handwritten.c"
 PER_PORT, WRAP8 = "ingress.per_port", "ingress.wrap8"
 HEADER = struct.Struct("<8sIIQQIIQiI64s")      # registers.c: struct regfile_header
 _runs = itertools.count()
@@ -48,13 +46,10 @@ def registers_build(compiled):
 
 
 @pytest.fixture(scope="module")
-def other_program(tmp_path_factory, dpdk_environment):
+def other_program(handwritten):
     """Another program with registers: the hand-written l2fwd (its
     register ingress.rx_count is bit<32>[16])."""
-    out = tmp_path_factory.mktemp("other") / "l2fwd_handwritten"
-    subprocess.run(["make", "-s", "-C", str(RUNTIME), "program", f"PROGRAM_C={HANDWRITTEN}",
-                    f"OUT={out}"], check=True, capture_output=True, timeout=600)
-    return out
+    return handwritten
 
 
 def data_frame(i: int) -> bytes:

@@ -19,21 +19,14 @@ from scapy.all import IP, UDP, Ether, Raw, rdpcap, wrpcap
 
 from pcap_frames import read_pcap_frames
 
-REPO = Path(__file__).resolve().parents[3]
-RUNTIME = REPO / "t4p4s" / "runtime"
-HANDWRITTEN = RUNTIME / "tests" / "l2fwd_handwritten.c"
 _prefix = itertools.count()
 
 pytestmark = pytest.mark.dpdk
 
 
 @pytest.fixture(scope="module")
-def binary(tmp_path_factory):
-    out = tmp_path_factory.mktemp("runtime") / "l2fwd_handwritten"
-    subprocess.run(["make", "-s", "-C", str(RUNTIME), "program",
-                    f"PROGRAM_C={HANDWRITTEN}", f"OUT={out}"],
-                   check=True, capture_output=True, timeout=600)
-    return out
+def binary(handwritten):
+    return handwritten
 
 
 def eal(lcores="0"):
