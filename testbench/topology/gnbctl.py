@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 GNBCTL = Path(__file__).resolve().parents[2] / "controller" / "bin" / "gnbctl"
+POLL_S = 0.002
 
 
 class GnbctlError(RuntimeError):
@@ -41,11 +42,19 @@ class Gnbctl:
         return Watch(self.topology, log_path)
 
 
+def wait_until(condition, limit_s: float) -> float | None:
+    """Seconds until condition() held, or None within limit_s."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit_s:
+        if condition():
+            return time.monotonic() - start
+        time.sleep(POLL_S)
+    return None
+
+
 class Watch:
     """A running `gnbctl --json run` and the events it printed (one JSON
     object a line: at (time.time()), target, what, seconds, detail)."""
-
-    POLL_S = 0.002
 
     def __init__(self, topology: Path, log_path: Path):
         self.log_path = log_path
@@ -74,15 +83,15 @@ class Watch:
 
     def wait_event(self, what: str, target: str | None = None, after: float = 0.0,
                    timeout: float = 10.0) -> dict | None:
-        """The first such event, waiting up to `timeout` s for it; None if none came."""
-        deadline = time.monotonic() + timeout
-        while True:
-            found = self.events(what, target, after)
-            if found:
-                return found[0]
-            if time.monotonic() > deadline or not self.alive():
-                return None
-            time.sleep(self.POLL_S)
+        """The first such event, waiting up to `timeout` s for it (while
+        the watcher runs); None if none came."""
+        found = []
+
+        def came() -> bool:
+            found[:] = self.events(what, target, after)
+            return bool(found) or not self.alive()
+        wait_until(came, timeout)
+        return found[0] if found else None
 
     def kill(self):
         """SIGKILL, as a crash."""

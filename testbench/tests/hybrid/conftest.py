@@ -2,11 +2,10 @@
 namespaces, 65,536 DRBs loaded by gnbctl): bringing it up costs seconds,
 each test runs its own traffic through it. Shared by the tests: the verdict
 of a run (assert_clean), the controller's watcher, putting a target back as
-the other tests expect it, polling."""
+the other tests expect it."""
 from __future__ import annotations
 
 import contextlib
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from testbench.topology.topology import HybridTopology, TopologyConfig
 N_DRBS = 65536
 ACTIVE_DRBS = 512          # several packets per DRB and second, over every TEID bucket range
 RATE_PPS = 20_000          # moderate: the NIC and both hosts share two cores with the sender
-POLL_S = 0.002
 
 
 @dataclass
@@ -88,16 +86,6 @@ def hybrid(request, dpdk_environment):
           f"{hugepages_free()} after its teardown ({'used' if config.hugepages else 'not used'}"
           f" by it; other processes on the machine may use them meanwhile)")
     assert not leaked, f"the topology's processes left {leaked}"
-
-
-def wait_until(condition, limit_s: float) -> float | None:
-    """Seconds until condition() held, or None within limit_s."""
-    start = time.monotonic()
-    while time.monotonic() - start < limit_s:
-        if condition():
-            return time.monotonic() - start
-        time.sleep(POLL_S)
-    return None
 
 
 def nic_processed(topology) -> int:

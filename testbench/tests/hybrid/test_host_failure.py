@@ -6,7 +6,8 @@ frames lost inside the dead host never got an SN).
 test_fault_injection.py kills every process of the topology this way."""
 from __future__ import annotations
 
-from conftest import assert_clean, nic_processed, wait_until
+from conftest import assert_clean, nic_processed
+from testbench.topology.gnbctl import wait_until
 
 FAILOVER_LIMIT_S = 1.0
 RETURN_LIMIT_S = 10.0
