@@ -64,6 +64,12 @@ def dpdk_runtime_dir(prefix: str) -> Path:
     return Path(base) / "dpdk" / prefix
 
 
+def topology_eal_prefix(tag: str) -> str:
+    """How the EAL file prefix of every process of the topology `tag`
+    (run by this test process) begins."""
+    return f"hy{os.getpid()}-{tag}-"
+
+
 def hugetlbfs_mounts() -> list[Path]:
     with open("/proc/mounts") as mounts:
         return [Path(line.split()[1]) for line in mounts if line.split()[2] == "hugetlbfs"]
@@ -103,7 +109,7 @@ class TargetSpec:
         return f"127.0.0.1:{self.p4runtime_port}"
 
     def eal_prefix(self, generation: int) -> str:
-        return f"hy{os.getpid()}-{self.run_dir.parent.name}-{self.name}-{generation}"
+        return f"{topology_eal_prefix(self.run_dir.parent.name)}{self.name}-{generation}"
 
     def memif_server_sockets(self) -> list[Path]:
         """The socket files this process creates as a memif server."""
@@ -177,10 +183,6 @@ class Target:
     @property
     def name(self) -> str:
         return self.spec.name
-
-    @property
-    def eal_prefix(self) -> str:
-        return self.spec.eal_prefix(self.generation)
 
     def start(self):
         if self.runtime is not None and not self.alive():

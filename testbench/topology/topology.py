@@ -21,7 +21,8 @@ from pathlib import Path
 from t4p4s.stf.compile_cache import compile_cached
 from testbench.topology.namespaces import TopologyNetwork
 from testbench.topology.processes import (AF_PACKET_FRAMES, Target, af_packet_pf_vdevs,
-                                          dpdk_runtime_dir, host_spec, hugepage_files, nic_spec)
+                                          dpdk_runtime_dir, host_spec, hugepage_files, nic_spec,
+                                          topology_eal_prefix)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 P4SRC = REPO_ROOT / "p4src"
@@ -166,7 +167,7 @@ class HybridTopology:
         machine: EAL runtime directories and hugepage files of their
         prefixes, the memif socket directory, the state directory (the
         NIC's registers file). Nothing once close() returned."""
-        prefix = f"hy{os.getpid()}-{self.tag}-"
+        prefix = topology_eal_prefix(self.tag)
         found = sorted(dpdk_runtime_dir(prefix).parent.glob(f"{prefix}*"))
         found += hugepage_files(prefix + "*")
         return found + [d for d in (self.socket_dir, self.state_dir) if d.exists()]
