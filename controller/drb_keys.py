@@ -16,6 +16,7 @@ from controller.targets import on_every
 
 DL_ACTION = "set_dl_drb"
 UL_ACTION = "set_ul_bearer"
+ACTIONS = {"dl_drb": DL_ACTION, "ul_bearer": UL_ACTION}    # the action of each DRB table
 
 
 def describe_teid(teid: int) -> str:
@@ -56,31 +57,36 @@ class Installed:
     drb: dict[int, list[str]] = field(default_factory=dict)
 
 
-async def _entries(target, table: str, action: str) -> list[tuple[dict, dict]]:
-    """(match, params) of each entry, by P4Info name, as integers."""
+async def drb_entries(target, table: str) -> list[tuple[int, dict, p4r.TableEntry]]:
+    """(drb_index, match by P4Info name as integers, the TableEntry as
+    read) of each entry of `table` (dl_drb or ul_bearer) whose action
+    names a DRB index."""
     info = target.schema.tables[table]
     fields = {f.id: f.name for f in info.match_fields}
-    params = {p.id: p.name for p in target.schema.actions[action].params}
+    drb_index = target.schema.actions[ACTIONS[table]].params["drb_index"].id
     found = []
     for entity in await target.read_raw(p4r.Entity(table_entry=p4r.TableEntry(
             table_id=info.id))):
         entry = entity.table_entry
-        found.append(({fields[m.field_id]: int.from_bytes(m.exact.value, "big")
-                       for m in entry.match},
-                      {params[p.param_id]: int.from_bytes(p.value, "big")
-                       for p in entry.action.action.params if p.param_id in params}))
+        index = None
+        for p in entry.action.action.params:
+            if p.param_id == drb_index:
+                index = int.from_bytes(p.value, "big")
+        if index is not None:
+            found.append((index, {fields[m.field_id]: int.from_bytes(m.exact.value, "big")
+                                  for m in entry.match}, entry))
     return found
 
 
 async def installed(target) -> Installed:
     keys = Installed()
-    for match, params in await _entries(target, "dl_drb", DL_ACTION):
-        keys.teid[match["teid"]] = params["drb_index"]
-        keys.drb.setdefault(params["drb_index"], []).append(describe_teid(match["teid"]))
-    for match, params in await _entries(target, "ul_bearer", UL_ACTION):
+    for index, match, _ in await drb_entries(target, "dl_drb"):
+        keys.teid[match["teid"]] = index
+        keys.drb.setdefault(index, []).append(describe_teid(match["teid"]))
+    for index, match, _ in await drb_entries(target, "ul_bearer"):
         bearer = (match["ue_id"], match["lcid"])
-        keys.bearer[bearer] = params["drb_index"]
-        keys.drb.setdefault(params["drb_index"], []).append(describe_bearer(bearer))
+        keys.bearer[bearer] = index
+        keys.drb.setdefault(index, []).append(describe_bearer(bearer))
     return keys
 
 

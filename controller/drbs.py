@@ -231,9 +231,9 @@ async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=No
             return chunk.tobytes, len(chunk), lambda i: drbs.describe(first + i, table)
 
         batches = []
-        for table, action, mapping in (("dl_drb", "set_dl_drb", DL_COLUMNS),
-                                       ("ul_bearer", "set_ul_bearer", UL_COLUMNS)):
-            encoder = ExactInsertEncoder(target.schema, target.name, table, action)
+        for table, mapping in (("dl_drb", DL_COLUMNS), ("ul_bearer", UL_COLUMNS)):
+            encoder = ExactInsertEncoder(target.schema, target.name, table,
+                                         drb_keys.ACTIONS[table])
             rows = encoder.encode(drbs.count, {k: drbs.columns[v] for k, v in mapping.items()})
             batches += [batch_of(rows, first, table) for first in range(0, drbs.count, batch)]
         progress = (lambda count: on_progress(target.name, count)) if on_progress else None
@@ -272,17 +272,7 @@ async def add(targets, drb: Drb) -> None:
 
 async def _table_by_drb(target, table: str) -> dict[int, "object"]:
     """drb_index -> the raw TableEntry of `table` whose action names it."""
-    from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
-    info = target.schema.tables[table]
-    action = target.schema.actions["set_dl_drb" if table == "dl_drb" else "set_ul_bearer"]
-    param_id = action.params["drb_index"].id
-    found = {}
-    for entity in await target.read_raw(p4r.Entity(table_entry=p4r.TableEntry(
-            table_id=info.id))):
-        for p in entity.table_entry.action.action.params:
-            if p.param_id == param_id:
-                found[int.from_bytes(p.value, "big")] = entity.table_entry
-    return found
+    return {index: entry for index, _, entry in await drb_keys.drb_entries(target, table)}
 
 
 async def find(target, drb_index: int) -> Drb | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import finsy as fy
 
+from controller.drb_keys import DL_ACTION, UL_ACTION
 from controller.drbs import Drb
 
 BAAS_CLONE_SESSION = 1
@@ -12,7 +13,7 @@ BAAS_PORT = 2
 
 def dl_drb(drb: Drb, with_action: bool = True) -> fy.P4TableEntry:
     action = fy.P4TableAction(
-        "set_dl_drb", drb_index=drb.drb, ue_id=drb.ue_id, lcid=drb.lcid,
+        DL_ACTION, drb_index=drb.drb, ue_id=drb.ue_id, lcid=drb.lcid,
         rlc_am=int(drb.rlc == "am"), rlc_sn18=int(drb.rlc_sn == 18),
         pdcp_sn18=int(drb.pdcp_sn == 18), default_qfi=drb.qfi, ue_mac=drb.ue_mac)
     return fy.P4TableEntry("dl_drb", match=fy.P4TableMatch(teid=drb.teid),
@@ -21,7 +22,7 @@ def dl_drb(drb: Drb, with_action: bool = True) -> fy.P4TableEntry:
 
 def ul_bearer(drb: Drb, with_action: bool = True) -> fy.P4TableEntry:
     action = fy.P4TableAction(
-        "set_ul_bearer", drb_index=drb.drb, rlc_am=int(drb.rlc == "am"),
+        UL_ACTION, drb_index=drb.drb, rlc_am=int(drb.rlc == "am"),
         rlc_sn18=int(drb.rlc_sn == 18), pdcp_sn18=int(drb.pdcp_sn == 18), teid=drb.ul_teid, gnb_ip=drb.gnb_ip,
         upf_ip=drb.upf_ip, upf_mac=drb.upf_mac)
     return fy.P4TableEntry("ul_bearer", match=fy.P4TableMatch(ue_id=drb.ue_id, lcid=drb.lcid),
