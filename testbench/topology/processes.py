@@ -17,11 +17,14 @@ killed one stopped. The topology removes it at teardown.
 
 Target is the supervisor of one process. What a process leaves on the
 machine is removed once it is gone, however it ended: its EAL runtime
-directory (/var/run/dpdk/PREFIX: DPDK never removes it, and a process
-killed with SIGKILL leaves its telemetry socket in it), hugepage files of
-its prefix (none with --no-huge or --in-memory, which these processes use)
-and, for a memif server, the socket file: the PMD removes it on a clean
-exit only, and a restarted server cannot bind while it exists.
+directory (/var/run/dpdk/PREFIX: DPDK 22.11 never removes it; the runtime
+removes it at a clean exit, a process killed with SIGKILL leaves its
+telemetry socket in it) and hugepage files of its prefix (none with
+--no-huge or --in-memory, which these processes use). A memif server's
+socket file is not the supervisor's: the PMD removes it on a clean exit,
+and a restarted NIC's runtime removes one nobody listens on before the EAL
+probes (t4p4s/runtime/src/ports.c); the topology removes the socket
+directory at teardown.
 """
 from __future__ import annotations
 
@@ -110,15 +113,6 @@ class TargetSpec:
 
     def eal_prefix(self, generation: int) -> str:
         return f"{topology_eal_prefix(self.run_dir.parent.name)}{self.name}-{generation}"
-
-    def memif_server_sockets(self) -> list[Path]:
-        """The socket files this process creates as a memif server."""
-        found = []
-        for vdev in self.vdevs:
-            options = dict(kv.split("=", 1) for kv in vdev.split(",")[1:] if "=" in kv)
-            if vdev.startswith("net_memif") and options.get("role") == "server":
-                found.append(Path(options["socket"]))
-        return sorted(set(found))
 
     def eal_args(self, generation: int) -> list[str]:
         prefix = self.eal_prefix(generation)
@@ -219,10 +213,7 @@ class Target:
         it is gone, what it leaked."""
         prefix = self.spec.eal_prefix(self.generation if generation is None else generation)
         found = [path for path in (dpdk_runtime_dir(prefix),) if path.exists()]
-        found += hugepage_files(prefix)
-        if generation in (None, self.generation):
-            found += [path for path in self.spec.memif_server_sockets() if path.exists()]
-        return found
+        return found + hugepage_files(prefix)
 
     def remove_leftovers(self) -> list[Path]:
         """Removes what the current generation's process, which must be

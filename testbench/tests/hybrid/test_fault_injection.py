@@ -34,8 +34,9 @@ test itself enters a verdict):
   frame out, and the skips the frames lost inside the killed process do
   not explain need losses counted where they happened;
 * nothing the killed process left stays on the machine once it has been
-  restarted (EAL runtime directory, hugepage files, memif socket), and
-  nothing of the topology once it is torn down (conftest).
+  restarted (EAL runtime directory, hugepage files; a killed NIC's memif
+  sockets the restarted one replaces with its own), and nothing of the
+  topology once it is torn down (conftest).
 
 It prints, per kill: frames sent/received/lost (inside the killed process,
 while its path was down, elsewhere), failover and service times, what the
