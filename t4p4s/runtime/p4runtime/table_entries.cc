@@ -66,6 +66,14 @@ static Outcome write_default_entry(const ProgramIds &ids, uint16_t table,
 
 static int count_nothing(void *, const t4p4s_entry_view *) { return 0; }
 
+// 0 when the table holds an entry with this match, else -ENOENT (or the
+// control API's error): for updates that change only an entry's direct
+// resources, which need the entry.
+static int entry_exists(uint16_t table, const t4p4s_match_spec *m)
+{
+    return t4p4s_ctl_table_read_entry(table, m, count_nothing, nullptr);
+}
+
 Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
                           const p4::v1::TableEntry &e)
 {
@@ -103,7 +111,7 @@ Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
     ActionBuffer action;
     t4p4s_counter_value counter = {};
     r = match.parse(desc, e);
-    if (r.ok() && e.has_action() && type != Update::DELETE)
+    if (r.ok() && e.has_action() && !only_key)
         r = action.parse(desc, ids, e.action(), false);
     // Checked before anything is written: an INSERT whose counter_data was
     // refused (negative counts) left its entry in the table, while P4Runtime
@@ -135,8 +143,7 @@ Outcome write_table_entry(const ProgramIds &ids, Update::Type type,
             return fail(StatusCode::PERMISSION_DENIED,
                         std::string("table ") + desc.name + " has const entries");
         } else {    /* only direct resources change: the entry must exist */
-            ret = t4p4s_ctl_table_read_entry((uint16_t)table, &m,
-                                             count_nothing, nullptr);
+            ret = entry_exists((uint16_t)table, &m);
         }
         break;
     case Update::DELETE:
@@ -208,8 +215,9 @@ static Outcome read_one_table(uint16_t table,
                               TableReader &reader, bool missing_is_error)
 {
     const t4p4s_table_desc &desc = t4p4s_program.tables[table];
+    const bool one_entry = !query.is_default_action() && query.match_size() != 0;
     MatchBuffer match;
-    if (!query.is_default_action() && query.match_size() != 0) {
+    if (one_entry) {
         Outcome r = match.parse(desc, query);
         if (!r.ok())
             return r;
@@ -219,16 +227,15 @@ static Outcome read_one_table(uint16_t table,
     int ret;
     {
         ControlBatch batch;
-        if (query.is_default_action())
-            ret = t4p4s_ctl_table_get_default(table, TableSnapshot::copy, &snapshot);
-        else if (query.match_size() == 0)
-            ret = t4p4s_ctl_table_read(table, TableSnapshot::copy, &snapshot);
-        else    // one entry, or none (not an error: the match finds nothing)
+        if (one_entry)      // or none (not an error: the match finds nothing)
             ret = t4p4s_ctl_table_read_entry(table, &m, TableSnapshot::copy,
                                              &snapshot);
+        else if (query.is_default_action())
+            ret = t4p4s_ctl_table_get_default(table, TableSnapshot::copy, &snapshot);
+        else
+            ret = t4p4s_ctl_table_read(table, TableSnapshot::copy, &snapshot);
     }
-    if (ret == -ENOENT && query.match_size() != 0 && !query.is_default_action() &&
-        !missing_is_error)
+    if (ret == -ENOENT && one_entry && !missing_is_error)
         ret = 0;
     Outcome r = from_errno(ret);
     reader.table = table;
@@ -302,8 +309,7 @@ Outcome write_direct_counter(const ProgramIds &ids, Update::Type type,
     // field [data] is not set, the counter value is not modified" (it was
     // set to 0); the entry must still exist.
     if (!entry.has_data())
-        return from_errno(t4p4s_ctl_table_read_entry((uint16_t)table, &m,
-                                                     count_nothing, nullptr));
+        return from_errno(entry_exists((uint16_t)table, &m));
     return from_errno(t4p4s_ctl_direct_counter_write((uint16_t)table, &m, &value));
 }
 
