@@ -1161,6 +1161,38 @@ class Mutator:
             c.data.packet_count, c.data.byte_count = data
         return u
 
+    def cells(self, batch, kind: str, array):
+        """One cell of a counter or register array, or (1 in 10) all of
+        them (index unset): (index or None, slots), or None when the batch
+        already writes one of them."""
+        if self.rng.random() < 0.1:
+            index, slots = None, tuple((kind, array.id, i) for i in range(array.size))
+        else:
+            index = self.rng.randrange(array.size)
+            slots = ((kind, array.id, index),)
+        return (index, slots) if batch.free(*slots) else None
+
+    def index_out_of_range(self, size: int) -> tuple[int, int]:
+        """An index below or beyond an array of `size` cells, and its status."""
+        if self.rng.random() < 0.5:
+            return -self.rng.randint(1, 1 << 62), INVALID_ARGUMENT
+        return self.rng.randint(size, 1 << 62), OUT_OF_RANGE
+
+    def bad_index(self, what: str, kind: str, make_update, array, value):
+        """What counters and registers share (spec, "CounterEntry" and
+        "RegisterEntry"): INSERT and DELETE are INVALID_ARGUMENT, a negative
+        index INVALID_ARGUMENT, one beyond the array OUT_OF_RANGE."""
+        rng = self.rng
+        if what == "type":
+            return Case(f"{kind} insert or delete", make_update(
+                array.id, rng.randrange(array.size), value, rng.choice((INSERT, DELETE))),
+                INVALID_ARGUMENT)
+        if what == "negative index":
+            return Case(f"negative {kind} index", make_update(
+                array.id, -rng.randint(1, 1 << 62), value), INVALID_ARGUMENT)
+        return Case(f"{kind} index beyond the array", make_update(
+            array.id, rng.randint(array.size, 1 << 62), value), OUT_OF_RANGE)
+
     def counter_op(self, batch):
         """spec, "CounterEntry": MODIFY sets the cell (every cell when the
         index is unset); "the counter value is not modified if this
@@ -1169,14 +1201,10 @@ class Mutator:
         counter = rng.choice(self.s.counters)
         r = rng.random()
         data = None if r < 0.2 else (rng.getrandbits(40), rng.getrandbits(50))
-        if rng.random() < 0.1:
-            slots = tuple(("counter", counter.id, i) for i in range(counter.size))
-            index = None
-        else:
-            index = rng.randrange(counter.size)
-            slots = (("counter", counter.id, index),)
-        if not batch.free(*slots):
+        cells = self.cells(batch, "counter", counter)
+        if cells is None:
             return None
+        index, slots = cells
         update = self.counter_update(counter.id, index, data)
 
         def step(states):
@@ -1198,17 +1226,8 @@ class Mutator:
             return Case("direct counter id in a CounterEntry",
                         self.counter_update(rng.choice(self.s.direct_counter_ids), 0, data),
                         NOT_FOUND)
-        if what == "type":
-            # spec, "CounterEntry": INSERT and DELETE are INVALID_ARGUMENT
-            return Case("counter insert or delete", self.counter_update(
-                counter.id, rng.randrange(counter.size), data, rng.choice((INSERT, DELETE))),
-                INVALID_ARGUMENT)
-        if what == "negative index":
-            return Case("negative counter index", self.counter_update(
-                counter.id, -rng.randint(1, 1 << 62), data), INVALID_ARGUMENT)
-        if what == "index":
-            return Case("counter index beyond the array", self.counter_update(
-                counter.id, rng.randint(counter.size, 1 << 62), data), OUT_OF_RANGE)
+        if what in ("type", "negative index", "index"):
+            return self.bad_index(what, "counter", self.counter_update, counter, data)
         # the server's choice: negative counts are not counts
         return Case("negative counter value", self.counter_update(
             counter.id, rng.randrange(counter.size),
@@ -1229,14 +1248,10 @@ class Mutator:
         rng = self.rng
         reg = rng.choice(self.s.registers)
         value = rng.getrandbits(reg.bitwidth)
-        if rng.random() < 0.1:
-            slots = tuple(("register", reg.id, i) for i in range(reg.size))
-            index = None
-        else:
-            index = rng.randrange(reg.size)
-            slots = (("register", reg.id, index),)
-        if not batch.free(*slots):
+        cells = self.cells(batch, "register", reg)
+        if cells is None:
             return None
+        index, slots = cells
         update = self.register_update(reg.id, index,
                                       b"\x00" * self.pad() + encode(value, reg.bitwidth))
         return Case("register modify", update, OK, slots,
@@ -1254,16 +1269,8 @@ class Mutator:
         if what == "id":
             return Case("unknown register id", self.register_update(
                 self.unknown_id(0x16), 0, value), NOT_FOUND)
-        if what == "type":
-            return Case("register insert or delete", self.register_update(
-                reg.id, rng.randrange(reg.size), value, rng.choice((INSERT, DELETE))),
-                INVALID_ARGUMENT)
-        if what == "negative index":
-            return Case("negative register index", self.register_update(
-                reg.id, -rng.randint(1, 1 << 62), value), INVALID_ARGUMENT)
-        if what == "index":
-            return Case("register index beyond the array", self.register_update(
-                reg.id, rng.randint(reg.size, 1 << 62), value), OUT_OF_RANGE)
+        if what in ("type", "negative index", "index"):
+            return self.bad_index(what, "register", self.register_update, reg, value)
         if what == "wide":
             return Case("register value wider than its type", self.register_update(
                 reg.id, rng.randrange(reg.size), self.too_wide(reg.bitwidth)), OUT_OF_RANGE)
@@ -1523,21 +1530,18 @@ class Mutator:
                 counter_id=self.unknown_id(0x12))), NOT_FOUND)
         if what == "counter index":
             c = rng.choice(self.s.counters)
-            negative = rng.random() < 0.5
-            i = -rng.randint(1, 1 << 62) if negative else rng.randint(c.size, 1 << 62)
+            i, code = self.index_out_of_range(c.size)
             return Case("read of a counter index out of range", p4r.Entity(
-                counter_entry=p4r.CounterEntry(counter_id=c.id, index=p4r.Index(index=i))),
-                INVALID_ARGUMENT if negative else OUT_OF_RANGE)
+                counter_entry=p4r.CounterEntry(counter_id=c.id, index=p4r.Index(index=i))), code)
         if what == "register id":
             return Case("read of an unknown register", p4r.Entity(
                 register_entry=p4r.RegisterEntry(register_id=self.unknown_id(0x16))), NOT_FOUND)
         if what == "register index":
             r = rng.choice(self.s.registers)
-            negative = rng.random() < 0.5
-            i = -rng.randint(1, 1 << 62) if negative else rng.randint(r.size, 1 << 62)
+            i, code = self.index_out_of_range(r.size)
             return Case("read of a register index out of range", p4r.Entity(
                 register_entry=p4r.RegisterEntry(register_id=r.id, index=p4r.Index(index=i))),
-                INVALID_ARGUMENT if negative else OUT_OF_RANGE)
+                code)
         if what == "direct table":
             if rng.random() < 0.5:
                 table = rng.choice([t for t in self.s.tables if not t.direct_counter])
