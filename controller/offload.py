@@ -23,6 +23,12 @@ def ratio_buckets(percent: float) -> set[int]:
     return set(range(math.floor(percent * OFFLOAD_BUCKETS / 100 + 0.5)))
 
 
+def bucket_host(hosts, bucket: int):
+    """The host of VF bucket `bucket`: buckets are dealt round-robin over
+    the topology's hosts."""
+    return hosts[bucket % len(hosts)]
+
+
 def vf_assignment(hosts, live: set[str] | None = None) -> dict[int, int | None]:
     """Bucket -> the NIC port of its host. Buckets are dealt round-robin
     over the topology's hosts, so a bucket's host never changes; a bucket
@@ -30,7 +36,7 @@ def vf_assignment(hosts, live: set[str] | None = None) -> dict[int, int | None]:
     load does not move."""
     if not hosts:
         return {b: None for b in range(VF_BUCKETS)}
-    owners = {b: hosts[b % len(hosts)] for b in range(VF_BUCKETS)}
+    owners = {b: bucket_host(hosts, b) for b in range(VF_BUCKETS)}
     return {b: h.vf_port if live is None or h.name in live else None for b, h in owners.items()}
 
 
@@ -39,13 +45,14 @@ def _require(target, table: str):
         raise MissingP4Object(target.name, "table", table)
 
 
-async def _table_entries(target, table: str) -> list[fy.P4TableEntry]:
+async def table_entries(target, table: str) -> list[fy.P4TableEntry]:
+    """Every entry of `table` on `target`, decoded."""
     return await target.read(fy.P4TableEntry(table))
 
 
 async def vf_updates(target, assignment: dict[int, int | None]) -> list:
     """The updates that make vf_bucket equal `assignment`."""
-    installed = {e.match["bucket"]: e for e in await _table_entries(target, "vf_bucket")}
+    installed = {e.match["bucket"]: e for e in await table_entries(target, "vf_bucket")}
     updates = []
     for bucket, port in assignment.items():
         wanted = entities.vf_bucket(bucket, port)
@@ -61,7 +68,7 @@ async def host_return_updates(target, hosts) -> list:
     """host_return_port entries for the hosts' return ports (4 + 2*vf)
     that are not installed yet: their radio frames get the NIC's SNs."""
     _require(target, "host_return_port")
-    installed = {e.match["port"] for e in await _table_entries(target, "host_return_port")}
+    installed = {e.match["port"] for e in await table_entries(target, "host_return_port")}
     return [+entities.host_return_port(h.vf_port + 1) for h in hosts
             if h.vf_port + 1 not in installed]
 
@@ -71,7 +78,7 @@ async def set_ratio(target, percent: float, hosts, live: set[str] | None = None)
     the NIC."""
     _require(target, "offload_bucket")
     wanted = ratio_buckets(percent)
-    installed = {e.match["bucket"] for e in await _table_entries(target, "offload_bucket")}
+    installed = {e.match["bucket"] for e in await table_entries(target, "offload_bucket")}
     updates = [+entities.offload_bucket(b) for b in sorted(wanted - installed)]
     updates += [-entities.offload_bucket(b) for b in sorted(installed - wanted)]
     notes = []
@@ -105,7 +112,7 @@ def _describe(update) -> str:
 
 async def show(target, hosts) -> dict:
     _require(target, "offload_bucket")
-    buckets = sorted(e.match["bucket"] for e in await _table_entries(target, "offload_bucket"))
+    buckets = sorted(e.match["bucket"] for e in await table_entries(target, "offload_bucket"))
     percent = 100 * len(buckets) / OFFLOAD_BUCKETS
     result = {"target": target.name, "buckets": len(buckets), "percent": round(percent, 3),
               "mode": None, "markers": None, "hosts": {}}
@@ -115,10 +122,10 @@ async def show(target, hosts) -> dict:
             result["mode"] = MODES.get(default[0].action.name, default[0].action.name)
     if target.has_table("offload_ip_id"):
         result["markers"] = sorted(e.match["identification"]
-                                   for e in await _table_entries(target, "offload_ip_id"))
+                                   for e in await table_entries(target, "offload_ip_id"))
     if target.has_table("vf_bucket"):
         by_port: dict[int, int] = {}
-        for e in await _table_entries(target, "vf_bucket"):
+        for e in await table_entries(target, "vf_bucket"):
             if e.action is not None and e.action.name == "to_vf":
                 port = e.action.args["port"]
                 by_port[port] = by_port.get(port, 0) + 1

@@ -314,11 +314,11 @@ class Watcher:
         async with targets.session(self.topology, [nic]) as (target,):
             if not target.has_table("vf_bucket"):
                 return set()
-            entries = await offload._table_entries(target, "vf_bucket")
+            entries = await offload.table_entries(target, "vf_bucket")
         parked = set()
         for entry in entries:
             if entry.action is not None and entry.action.name == "no_vf":
-                parked.add(hosts[entry.match["bucket"] % len(hosts)].name)
+                parked.add(offload.bucket_host(hosts, entry.match["bucket"]).name)
         return parked
 
     def _start_provisioning(self, nic, host, detected: float):
