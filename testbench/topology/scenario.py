@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass, field, fields, replace
 from typing import NamedTuple
 
-from testbench.gnb.nic_entries import VF_BUCKETS
+from testbench.gnb.nic_entries import OFFLOAD_BUCKETS, VF_BUCKETS
 from testbench.tests.reference_hashes import crc16
 from testbench.topology.gnbctl import Gnbctl
 from testbench.topology.processes import nic_vf_ports
@@ -24,7 +24,6 @@ from testbench.topology.topology import HybridTopology
 from testbench.topology.traffic import (FIRST_TEID, Capture, CaptureResult, DownlinkFrames,
                                         PacedSender)
 
-OFFLOAD_BUCKETS = 1024
 LATENCY_POLL_S = 0.0005
 LATENCY_GIVE_UP_S = 2.0
 DRAIN_S = 0.3          # after the last frame is sent: the pipeline, memif and veths empty

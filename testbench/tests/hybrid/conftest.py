@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from testbench.topology.gnbctl import Gnbctl, Watch
+from testbench.topology.gnbctl import Gnbctl
 from testbench.topology.scenario import RunResult, TrafficRun, spread_drbs
 from testbench.topology.topology import HybridTopology, TopologyConfig
 
