@@ -20,6 +20,13 @@
     nic = "nic0"                      # a hybrid host behind nic0 ...
     vf = 0                            # ... on NIC ports 3+2*vf (to it), 4+2*vf (back)
 
+    [baas]                            # optional: the buffering service (baas/)
+    address = "127.0.0.1:9600"        # its gRPC server (baas ... -- --grpc 9600)
+    name = "baas"                     # optional: how gnbctl names it (default "baas")
+
+Without a [baas] table, `gnbctl baas ...` is refused (exit code 2), `drb del`
+flushes nothing and `status` shows no BaaS row.
+
 Relative paths are relative to the file's directory. The P4Info is needed
 only by `pipeline push`; every other command uses the P4Info the target
 reports.
@@ -68,11 +75,19 @@ class TargetConfig:
 
 
 @dataclass(frozen=True)
+class BaasConfig:
+    """The [baas] table: the BaaS's gRPC server."""
+    address: str
+    name: str = "baas"
+
+
+@dataclass(frozen=True)
 class Topology:
     path: Path
     targets: list[TargetConfig]
     election_id: int = 1
     timeout: float = 5.0
+    baas: BaasConfig | None = None
     extra: dict = field(default_factory=dict)
 
     def select(self, names: list[str] | None) -> list[TargetConfig]:
@@ -119,7 +134,31 @@ def load(path: Path | None) -> Topology:
     _check_links(path, targets)
     return Topology(path=Path(path), targets=targets,
                     election_id=_int(path, "election_id", document.get("election_id", 1)),
-                    timeout=float(document.get("timeout", 5.0)))
+                    timeout=float(document.get("timeout", 5.0)),
+                    baas=_baas(path, document.get("baas"), targets))
+
+
+_BAAS_KEYS = {"address", "name"}
+
+
+def _baas(path, raw, targets: list[TargetConfig]) -> BaasConfig | None:
+    if raw is None:
+        return None
+    where = f"{path}: [baas]"
+    if not isinstance(raw, dict):
+        raise TopologyError(f"{where} is not a table")
+    unknown = set(raw) - _BAAS_KEYS
+    if unknown:
+        raise TopologyError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    for key in ("address", "name"):
+        if key in raw and (not isinstance(raw[key], str) or not raw[key]):
+            raise TopologyError(f"{where}: '{key}' must be a non-empty string")
+    if "address" not in raw:
+        raise TopologyError(f"{where}: 'address' (a string, \"HOST:PORT\") is required")
+    config = BaasConfig(address=raw["address"], name=raw.get("name", "baas"))
+    if config.name in {t.name for t in targets}:
+        raise TopologyError(f"{where}: the name {config.name!r} is also a target's")
+    return config
 
 
 def _target(path, base: Path, index: int, raw: dict) -> TargetConfig:

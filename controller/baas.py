@@ -1,0 +1,306 @@
+"""The BaaS's gRPC API (baas/proto/baas.proto) from Python: the generated
+stubs and a client.
+
+The stubs are generated here, not committed: `stubs()` runs grpc_tools'
+protoc on baas/proto/baas.proto into build/python/baas/<hash>/ (the hash
+of the .proto and grpcio-tools' version, so an edited .proto gets new stubs)
+and imports them as `baas_pb2` and `baas_pb2_grpc`. Concurrent processes
+(pytest workers, two gnbctl) may generate at once: each writes into its own
+temporary directory and renames it into place; the first rename wins and
+the others' copies are removed.
+
+`Baas` is an asyncio client (grpc.aio). Its methods answer plain dicts and
+lists (the messages' fields by name; 64-bit counters stay integers, event
+types lose their EVENT_TYPE_ prefix), and raise the controller's errors
+with the gRPC status code named: `BaasUnreachable` (a TargetUnreachable,
+exit code 3) when nothing answers at the address, the deadline passes or
+the BaaS answers UNAVAILABLE (an lcore did not answer, it is stopping);
+`BaasError` (exit code 1) for any other status, its `code` the status name
+(NOT_FOUND: the DRB has no state; INVALID_ARGUMENT: a value out of range)."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import AsyncIterator, NamedTuple
+
+import grpc
+
+from controller.errors import GnbctlError, TargetUnreachable
+
+REPO = Path(__file__).resolve().parents[1]
+PROTO = REPO / "baas" / "proto" / "baas.proto"
+STUB_DIR = REPO / "build" / "python" / "baas"
+MAX_SNS = 262144                       # ListSns' bound (baas/grpc/service.h kMaxSns)
+DEFAULT_TIMEOUT_S = 5.0
+_CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
+# the messages of our own server's UNAVAILABLE (baas/grpc/status.cc): it answered
+_SERVER_UNAVAILABLE = ("an lcore did not answer", "the BaaS is stopping")
+
+
+# ---- stubs -------------------------------------------------------------------
+
+def _stub_directory() -> Path:
+    """build/python/baas/<hash>/ with baas_pb2.py and baas_pb2_grpc.py,
+    generated if not there yet."""
+    try:
+        tools = importlib.metadata.version("grpcio-tools")
+    except importlib.metadata.PackageNotFoundError:
+        raise GnbctlError("the BaaS client needs grpcio-tools (pip install grpcio-tools, "
+                          "see requirements.txt) to generate its stubs") from None
+    try:
+        proto = PROTO.read_bytes()
+    except OSError as e:
+        raise GnbctlError(f"cannot read {PROTO}: {e.strerror}") from None
+    digest = hashlib.sha256(proto + b"\0" + tools.encode()).hexdigest()[:16]
+    final = STUB_DIR / digest
+    if (final / "baas_pb2_grpc.py").is_file():
+        return final
+    STUB_DIR.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=STUB_DIR))
+    try:
+        from grpc_tools import protoc
+        well_known = importlib.util.find_spec("grpc_tools").submodule_search_locations[0]
+        status = protoc.main(["grpc_tools.protoc", f"-I{PROTO.parent}",
+                              f"-I{Path(well_known) / '_proto'}", f"--python_out={scratch}",
+                              f"--grpc_python_out={scratch}", str(PROTO)])
+        if status != 0:
+            raise GnbctlError(f"protoc failed on {PROTO} (status {status})")
+        os.chmod(scratch, 0o755)
+        try:
+            os.rename(scratch, final)
+        except OSError:
+            # another process renamed its copy first: same input, same stubs
+            if not (final / "baas_pb2_grpc.py").is_file():
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return final
+
+
+def _import(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+@functools.cache
+def stubs():
+    """(baas_pb2, baas_pb2_grpc), generated on first use."""
+    directory = _stub_directory()
+    # baas_pb2_grpc imports baas_pb2 by that name
+    pb2 = _import("baas_pb2", directory / "baas_pb2.py")
+    return pb2, _import("baas_pb2_grpc", directory / "baas_pb2_grpc.py")
+
+
+# ---- keys and messages -------------------------------------------------------
+
+class DrbKey(NamedTuple):
+    """A DRB as the BaaS names it (the bearer shim's ue_id and lcid)."""
+    ue_id: int
+    lcid: int
+
+    @classmethod
+    def parse(cls, text: str) -> "DrbKey":
+        """"UE:LCID" (decimal or 0x-hex each); ValueError says what is wrong."""
+        parts = text.split(":")
+        if len(parts) != 2:
+            raise ValueError(f"{text!r}: a DRB is UE_ID:LCID")
+        try:
+            ue_id, lcid = (int(p, 0) for p in parts)
+        except ValueError:
+            raise ValueError(f"{text!r}: UE_ID and LCID are integers") from None
+        if not 0 <= ue_id <= 0xFFFF:
+            raise ValueError(f"{text!r}: ue_id {ue_id} does not fit in 16 bits")
+        if not 0 <= lcid <= 0xFF:
+            raise ValueError(f"{text!r}: lcid {lcid} does not fit in 8 bits")
+        return cls(ue_id, lcid)
+
+    def __str__(self) -> str:
+        return f"{self.ue_id}:{self.lcid}"
+
+
+def to_dict(message) -> dict:
+    """A message's fields by name: maps as dicts, repeated fields as lists,
+    unset message fields as None, enums by name."""
+    out = {}
+    for field in message.DESCRIPTOR.fields:
+        value = getattr(message, field.name)
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            out[field.name] = dict(value)
+        elif field.is_repeated:
+            out[field.name] = [to_dict(v) if field.message_type else v for v in value]
+        elif field.message_type is not None:
+            out[field.name] = to_dict(value) if message.HasField(field.name) else None
+        elif field.enum_type is not None:
+            out[field.name] = field.enum_type.values_by_number[value].name
+        else:
+            out[field.name] = value
+    return out
+
+
+CONFIG_FIELDS = ("t_poll_retransmit_ms", "max_retx_threshold", "drb_max_pdus", "max_pdus")
+
+
+def _event(item) -> dict:
+    if item.HasField("lost"):
+        return {"lost": item.lost.count}
+    event = to_dict(item.event)
+    event["type"] = event["type"].removeprefix("EVENT_TYPE_")
+    return event
+
+
+# ---- errors ------------------------------------------------------------------
+
+class BaasError(GnbctlError):
+    """The BaaS answered with an error status; `code` is its name."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
+class BaasUnreachable(TargetUnreachable):
+    """Nothing answered at the BaaS's address in time, or it answered
+    UNAVAILABLE; `code` is the status name."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
+# ---- the client --------------------------------------------------------------
+
+class Baas:
+    """A client of one BaaS: `async with Baas(address) as baas: ...`.
+    `name` prefixes every error; `timeout` is each call's deadline."""
+
+    def __init__(self, address: str, name: str = "baas",
+                 timeout: float = DEFAULT_TIMEOUT_S):
+        self.address = address
+        self.name = name
+        self.timeout = timeout
+        self.pb2, self._grpc = stubs()
+        self._channel = None
+        self._stub = None
+
+    @classmethod
+    def of(cls, topology, timeout: float | None = None) -> "Baas":
+        """The topology's BaaS (its [baas] table)."""
+        from controller.errors import TopologyError
+        if topology.baas is None:
+            raise TopologyError(f"{topology.path}: no [baas] table: the topology does not "
+                                "say where the BaaS is (address = \"HOST:PORT\")")
+        return cls(topology.baas.address, topology.baas.name,
+                   topology.timeout if timeout is None else timeout)
+
+    async def __aenter__(self) -> "Baas":
+        self._channel = grpc.aio.insecure_channel(self.address, options=_CHANNEL_OPTIONS)
+        self._stub = self._grpc.BaasStub(self._channel)
+        return self
+
+    async def __aexit__(self, *exc):
+        await self._channel.close()
+        self._channel = self._stub = None
+
+    def error(self, e: grpc.aio.AioRpcError) -> GnbctlError:
+        code, details = e.code().name, e.details()
+        if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return BaasUnreachable(f"{self.name}: cannot reach the BaaS at {self.address}: "
+                                   f"no answer within {self.timeout:g} s ({code})", code)
+        if e.code() == grpc.StatusCode.UNAVAILABLE:
+            if details.startswith(_SERVER_UNAVAILABLE):
+                return BaasUnreachable(f"{self.name}: the BaaS at {self.address} is "
+                                       f"unavailable: {code}: {details}", code)
+            return BaasUnreachable(f"{self.name}: cannot reach the BaaS at {self.address}: "
+                                   f"{code}: {details}", code)
+        return BaasError(f"{self.name}: {code}: {details}", code)
+
+    def _key(self, key) -> object:
+        return None if key is None else self.pb2.DrbKey(ue_id=key[0], lcid=key[1])
+
+    async def _unary(self, method: str, request):
+        try:
+            return await getattr(self._stub, method)(request, timeout=self.timeout)
+        except grpc.aio.AioRpcError as e:
+            raise self.error(e) from None
+
+    async def stats(self, drb=None) -> dict:
+        """The process's statistics (GlobalStats), or DRB (ue_id, lcid)'s (DrbInfo)."""
+        response = await self._unary("GetStats", self.pb2.StatsRequest(drb=self._key(drb)))
+        return to_dict(getattr(response, response.WhichOneof("stats")))
+
+    async def list_drbs(self) -> list[dict]:
+        """Every DRB with state (DrbInfo), in (ue_id, lcid) order."""
+        drbs = []
+        try:
+            async for response in self._stub.ListDrbs(self.pb2.ListDrbsRequest(),
+                                                      timeout=self.timeout):
+                drbs.extend(to_dict(d) for d in response.drbs)
+        except grpc.aio.AioRpcError as e:
+            raise self.error(e) from None
+        return drbs
+
+    async def list_sns(self, drb, max: int = 0) -> dict:
+        """{"drb", "sns" (from TX_Next_Ack upwards), "truncated"}."""
+        return to_dict(await self._unary(
+            "ListSns", self.pb2.ListSnsRequest(drb=self._key(drb), max=max)))
+
+    async def get_config(self, drb=None) -> dict:
+        """The defaults, or the DRB's own values: {field: value}."""
+        response = await self._unary("GetConfig",
+                                     self.pb2.ConfigRequest(drb=self._key(drb)))
+        return to_dict(response.config)
+
+    async def set_config(self, drb=None, **fields) -> dict:
+        """Changes only the fields given (CONFIG_FIELDS); answers the config
+        as it is afterwards."""
+        unknown = set(fields) - set(CONFIG_FIELDS)
+        if unknown:
+            raise TypeError(f"no config field {', '.join(sorted(unknown))}")
+        update = self.pb2.ConfigUpdate(**{k: v for k, v in fields.items() if v is not None})
+        response = await self._unary(
+            "SetConfig", self.pb2.SetConfigRequest(drb=self._key(drb), config=update))
+        return to_dict(response.config)
+
+    async def flush(self, drb=None, all: bool = False) -> int:
+        """Releases DRB (ue_id, lcid)'s PDUs, or every DRB's (all): how many."""
+        response = await self._unary("Flush", self.pb2.FlushRequest(drb=self._key(drb),
+                                                                    all=all))
+        return response.released
+
+    async def events(self, follow: bool = False, from_seq: int = 1) -> AsyncIterator[dict]:
+        """The event log from event from_seq on (1: the oldest kept, 0: only
+        new ones): each event as a dict, or {"lost": N} where the log
+        overwrote N events this reader had not read. Without follow it ends
+        once it has caught up; with follow it waits for new events (no
+        deadline) until the caller stops iterating, which cancels the call."""
+        call = self._stub.Events(self.pb2.EventsRequest(from_seq=from_seq, follow=follow),
+                                 timeout=None if follow else self.timeout)
+        try:
+            async for item in call:
+                yield _event(item)
+        except grpc.aio.AioRpcError as e:
+            raise self.error(e) from None
+        finally:
+            call.cancel()
+
+
+@contextlib.asynccontextmanager
+async def connect(topology, timeout: float | None = None):
+    """The topology's BaaS as a connected client (TopologyError without [baas])."""
+    async with Baas.of(topology, timeout) as client:
+        yield client
