@@ -16,8 +16,7 @@ char *t4p4s_control_line(const char *line, size_t len);
 int t4p4s_control_load_entries(const char *path);
 
 /* control_socket.c */
-int t4p4s_control_socket_start(const char *path);
-void t4p4s_control_socket_stop(void);
+#include "control_socket.h"
 
 /* stats.c */
 json_t *t4p4s_stats_json(void);

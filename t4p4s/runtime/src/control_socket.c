@@ -1,7 +1,9 @@
 /* The --control UNIX stream socket: JSON lines in, JSON lines out, served
  * by one control thread (rte_ctrl_thread_create) that polls the listening
  * socket and up to MAX_CLIENTS connections, so every EAL lcore stays free
- * for packet polling. */
+ * for packet polling. What a line means is the caller's: the runtime's
+ * commands (control_json.c), or another process's (the BaaS's) built on
+ * the same socket. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -15,7 +17,7 @@
 #include <rte_common.h>
 #include <rte_lcore.h>
 
-#include "control_internal.h"
+#include "control_socket.h"
 
 #define MAX_CLIENTS 16
 #define MAX_LINE (64u << 20)   /* one command; beyond this the client is cut */
@@ -33,6 +35,7 @@ static char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static pthread_t thread;
 static volatile bool stopping;
 static struct client clients[MAX_CLIENTS];
+static t4p4s_control_line_fn serve_line;
 
 static void
 client_close(struct client *c)
@@ -69,7 +72,7 @@ serve_lines(struct client *c)
 			break;
 		size_t n = (size_t)(nl - (c->buf + start));
 		if (n > 0 && !(n == 1 && c->buf[start] == '\r')) {
-			char *reply = t4p4s_control_line(c->buf + start, n);
+			char *reply = serve_line(c->buf + start, n);
 			bool ok = reply != NULL && send_all(c->fd, reply, strlen(reply)) &&
 				  send_all(c->fd, "\n", 1);
 			free(reply);
@@ -157,7 +160,7 @@ serve(void *unused __rte_unused)
 }
 
 int
-t4p4s_control_socket_start(const char *path)
+t4p4s_control_socket_start(const char *path, t4p4s_control_line_fn fn)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(addr.sun_path)) {
@@ -177,6 +180,7 @@ t4p4s_control_socket_start(const char *path)
 		return -1;
 	}
 	strcpy(socket_path, path);
+	serve_line = fn;
 	int ret = rte_ctrl_thread_create(&thread, "t4p4s-control", NULL, serve,
 					 NULL);
 	if (ret != 0) {

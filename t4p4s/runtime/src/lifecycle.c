@@ -92,7 +92,7 @@ start_objects_and_servers(void)
 		return -1;
 	/* the socket last: a client's first successful `ping` means ready */
 	if (options.control_path != NULL &&
-	    t4p4s_control_socket_start(options.control_path) != 0)
+	    t4p4s_control_socket_start(options.control_path, t4p4s_control_line) != 0)
 		return -1;
 	return 0;
 }

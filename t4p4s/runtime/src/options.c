@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "option_number.h"
 #include "options.h"
 #include "runtime.h"
 
@@ -44,22 +45,6 @@ usage(const char *prog)
 		"                      hugetlbfs: on a disk file system an lcore's store\n"
 		"                      after the kernel wrote a page back takes a fault\n",
 		prog, T4P4S_MAX_BURST, T4P4S_MAX_RX_REPLAY);
-}
-
-static int
-parse_number(const char *opt, const char *arg, double min, double max,
-	     double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(arg, &end);
-	if (errno != 0 || end == arg || *end != '\0' || v < min || v > max) {
-		fprintf(stderr, "error: %s: invalid value '%s' (expected a number in %g..%g)\n",
-			opt, arg, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
 }
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
@@ -112,17 +97,17 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 			out->stats_json_path = optarg;
 			break;
 		case OPT_EXIT_ON_IDLE:
-			if (parse_number("--exit-on-idle", optarg, 1, 1e9, &v) < 0)
+			if (t4p4s_option_number("--exit-on-idle", optarg, 1, 1e9, &v) < 0)
 				goto bad;
 			out->exit_on_idle_ms = (uint64_t)v;
 			break;
 		case OPT_DURATION:
-			if (parse_number("--duration", optarg, 0.001, 1e7, &v) < 0)
+			if (t4p4s_option_number("--duration", optarg, 0.001, 1e7, &v) < 0)
 				goto bad;
 			out->duration_s = v;
 			break;
 		case OPT_BURST:
-			if (parse_number("--burst", optarg, 1, T4P4S_MAX_BURST, &v) < 0)
+			if (t4p4s_option_number("--burst", optarg, 1, T4P4S_MAX_BURST, &v) < 0)
 				goto bad;
 			out->burst = (unsigned)v;
 			break;
@@ -134,7 +119,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 			}
 			break;
 		case OPT_MBUFS:
-			if (parse_number("--mbufs", optarg, 0, 1 << 24, &v) < 0)
+			if (t4p4s_option_number("--mbufs", optarg, 0, 1 << 24, &v) < 0)
 				goto bad;
 			out->extra_mbufs = (unsigned)v;
 			break;
