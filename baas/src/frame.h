@@ -1,0 +1,42 @@
+/* What the BaaS receives (docs/wire-format.md): a bearer frame, Ethernet
+ * (EtherType 0x88B5), the 4-byte bearer shim, then an RLC AM PDU: a copy
+ * of a downlink AMD PDU exactly as the pipeline sent it to the radio, or
+ * an uplink STATUS PDU. Fixed offsets; nothing here keeps state. */
+#ifndef BAAS_FRAME_H
+#define BAAS_FRAME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include <baas/api.h>
+
+#define BAAS_ETHERTYPE_BEARER 0x88B5
+#define BAAS_SHIM_OFFSET 14
+#define BAAS_RLC_OFFSET 18          /* Ethernet 14 + shim 4 */
+#define BAAS_SHIM_RLC_AM 0x01
+#define BAAS_SHIM_RLC_SN18 0x02
+#define BAAS_SHIM_PDCP_SN18 0x04
+#define BAAS_RLC_DC_DATA 0x80       /* first RLC octet: D/C */
+#define BAAS_RLC_POLL 0x40          /* first RLC octet of an AMD PDU: P (TS 38.322 6.2.3.7) */
+#define BAAS_MAX_STATUS_BYTES 2048  /* a STATUS PDU is read into a buffer of this size */
+
+enum baas_frame_kind { BAAS_FRAME_AMD, BAAS_FRAME_STATUS };
+
+struct baas_frame {
+	enum baas_frame_kind kind;
+	struct baas_drb_key key;
+	uint8_t sn_bits;            /* 12 or 18 (shim flag) */
+	uint32_t sn;                /* AMD */
+	bool poll;                  /* AMD */
+	const uint8_t *rlc;         /* STATUS: its bytes (in the mbuf or in buf) */
+	uint32_t rlc_len;
+};
+
+/* Classifies m. Returns -1 for a frame to act on (*f filled), else the
+ * drop reason. buf holds a STATUS PDU that spans mbuf segments. */
+int baas_frame_parse(const struct rte_mbuf *m, struct baas_frame *f,
+		     uint8_t buf[BAAS_MAX_STATUS_BYTES]);
+
+#endif

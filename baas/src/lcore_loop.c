@@ -1,0 +1,116 @@
+/* The per-lcore loop, as the target runtime's (t4p4s/runtime/src/
+ * lcore_loop.c): rx burst from each attachment, prefetch, each frame to
+ * its DRB; once per round: free what was released, flush tx, advance the
+ * timer wheel, run the control API's commands. */
+#include <rte_cycles.h>
+#include <rte_prefetch.h>
+
+#include "baas.h"
+#include "frame.h"
+#include "options.h"
+#include "status.h"
+
+/* wheel buckets run per round at most: a long stall catches up over
+ * several rounds instead of holding rx */
+#define MAX_TICKS_PER_ROUND 64
+
+void
+baas_free_flush(struct baas_lcore *lc)
+{
+	if (lc->n_to_free != 0)
+		rte_pktmbuf_free_bulk(lc->to_free, lc->n_to_free);
+	lc->n_to_free = 0;
+}
+
+void
+baas_free_later(struct baas_lcore *lc, struct rte_mbuf *m)
+{
+	if (lc->n_to_free == BAAS_MAX_BURST)
+		baas_free_flush(lc);
+	lc->to_free[lc->n_to_free++] = m;
+}
+
+static void
+handle_frame(struct baas_lcore *lc, struct rte_mbuf *m, uint16_t attach)
+{
+	static __thread uint8_t status_bytes[BAAS_MAX_STATUS_BYTES];
+	static __thread struct baas_status status;
+	struct baas_frame f;
+	int reason = baas_frame_parse(m, &f, status_bytes);
+	if (reason >= 0) {
+		lc->totals.dropped[reason]++;
+		baas_free_later(lc, m);
+		return;
+	}
+	if (f.kind == BAAS_FRAME_AMD) {
+		baas_drb_pdu(lc, m, &f.key, f.sn_bits, f.sn, f.poll, attach);
+		return;
+	}
+	reason = baas_status_decode(f.rlc, f.rlc_len, f.sn_bits, &status);
+	if (reason >= 0) {
+		struct baas_drb *d = baas_drb_find(&lc->drbs, &f.key);
+		if (d != NULL)
+			d->c.dropped[reason]++;
+		lc->totals.dropped[reason]++;
+	} else {
+		baas_drb_status(lc, &f.key, f.sn_bits, &status);   /* counts its own drops */
+	}
+	baas_free_later(lc, m);
+}
+
+static unsigned
+poll_attachment(struct baas_lcore *lc, uint16_t i, unsigned burst)
+{
+	struct baas_attachment *a = &lc->attach[i];
+	struct rte_mbuf *pkts[BAAS_MAX_BURST];
+	unsigned n = a->ring_in != NULL
+		? rte_ring_dequeue_burst(a->ring_in, (void **)pkts, burst, NULL)
+		: rte_eth_rx_burst(a->port, 0, pkts, (uint16_t)burst);
+	for (unsigned k = 0; k < n; k++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
+	for (unsigned k = 0; k < n; k++)
+		handle_frame(lc, pkts[k], i);
+	return n;
+}
+
+static void
+flush_tx(struct baas_lcore *lc)
+{
+	for (unsigned i = 0; i < lc->n_attach; i++)
+		if (lc->attach[i].tx != NULL)
+			rte_eth_tx_buffer_flush(lc->attach[i].port, lc->txq, lc->attach[i].tx);
+}
+
+int
+baas_lcore_main(void *arg __rte_unused)
+{
+	struct baas_lcore *lc = baas.lcores[baas.index_of_lcore[rte_lcore_id()]];
+	const unsigned burst = baas.opts->burst;
+	const uint64_t tsc_per_ms = rte_get_tsc_hz() / 1000;
+	const uint64_t end = baas.opts->duration_s > 0
+		? baas.start_tsc + (uint64_t)(baas.opts->duration_s * (double)rte_get_tsc_hz())
+		: UINT64_MAX;
+
+	while (likely(!baas.quit)) {
+		uint64_t now = rte_rdtsc();
+		lc->now_ms = now / tsc_per_ms;
+		unsigned round = 0;
+		for (unsigned i = 0; i < lc->n_attach; i++)
+			round += poll_attachment(lc, (uint16_t)i, burst);
+		baas_wheel_advance(&lc->wheel, lc->now_ms, MAX_TICKS_PER_ROUND,
+				   baas_drb_poll_expired, lc);
+		baas_free_flush(lc);
+		flush_tx(lc);
+		baas_commands_run(lc);
+		lc->polls++;
+		lc->empty_polls += round == 0;
+		lc->frames += round;
+		if (round != 0)
+			lc->last_rx_tsc = now;
+		if (unlikely(now >= end) && lc->index == 0)
+			baas.quit = true;
+	}
+	baas_free_flush(lc);
+	flush_tx(lc);
+	return 0;
+}

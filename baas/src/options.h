@@ -1,0 +1,33 @@
+/* The BaaS's own options (after EAL's `--`). */
+#ifndef BAAS_OPTIONS_H
+#define BAAS_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <baas/api.h>
+
+#define BAAS_MAX_RINGS 8
+
+struct baas_options {
+	const char *grpc_address;      /* --grpc [ADDR:]PORT, or NULL */
+	const char *control_path;      /* --control PATH, or NULL */
+	const char *stats_json_path;   /* --stats-json FILE, or NULL */
+	double duration_s;             /* 0: until signalled */
+	unsigned burst;
+	unsigned mbuf_data_room;       /* --mbuf-size */
+	struct baas_config defaults;   /* --t-poll-retransmit, --max-retx, --drb-max-pdus, --max-pdus */
+	const char *ring_in[BAAS_MAX_RINGS];   /* --ring IN,OUT */
+	const char *ring_out[BAAS_MAX_RINGS];
+	unsigned n_rings;
+};
+
+/* Parses argv (without the EAL part); on error prints why and the usage
+ * to stderr and returns -1. */
+int baas_options_parse(int argc, char **argv, const char *prog, struct baas_options *out);
+
+/* The ranges every configuration source (options, gRPC) must respect;
+ * NULL if c is valid, else what is wrong. */
+const char *baas_config_check(const struct baas_config *c, bool defaults);
+
+#endif

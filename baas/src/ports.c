@@ -1,0 +1,233 @@
+/* Attachments: every ethdev port (one rx queue, polled by one lcore; one
+ * tx queue per lcore), and every --ring pair of a primary process. The
+ * BaaS's own mbuf pool, sized for its bounds, so held copies can never
+ * take a target's mbufs (port mode) and retransmissions never wait for
+ * the target's pool (both modes). */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "baas.h"
+#include "options.h"
+
+#define RX_DESC 1024
+#define TX_DESC 1024
+#define MBUF_CACHE 256
+#define RETX_MBUFS 4096
+#define POOL_NAME "baas_mbufs"
+
+#define MAX_NOTED_VDEVS RTE_MAX_ETHPORTS
+static char noted_vdevs[MAX_NOTED_VDEVS][RTE_DEV_NAME_MAX_LEN];
+static const char *noted_specs[MAX_NOTED_VDEVS];
+static unsigned n_noted_vdevs;
+
+void
+baas_ports_note_vdevs(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *spec = NULL;
+		if (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc)
+			spec = argv[++i];
+		else if (strncmp(argv[i], "--vdev=", 7) == 0)
+			spec = argv[i] + 7;
+		if (spec == NULL || n_noted_vdevs == MAX_NOTED_VDEVS)
+			continue;
+		snprintf(noted_vdevs[n_noted_vdevs], RTE_DEV_NAME_MAX_LEN, "%.*s",
+			 (int)strcspn(spec, ","), spec);
+		noted_specs[n_noted_vdevs++] = spec;
+	}
+}
+
+static int
+check_vdevs_probed(void)
+{
+	for (unsigned i = 0; i < n_noted_vdevs; i++) {
+		uint16_t port;
+		if (rte_eth_dev_get_port_by_name(noted_vdevs[i], &port) != 0) {
+			fprintf(stderr, "error: --vdev %s did not probe (the EAL's message "
+				"above says why)\n", noted_specs[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+count_tx_drop(struct rte_mbuf **unsent, uint16_t count, void *attachment)
+{
+	struct baas_attachment *a = attachment;
+	rte_pktmbuf_free_bulk(unsent, count);
+	a->tx_dropped += count;
+}
+
+static int
+configure_port(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	int ret = rte_eth_dev_info_get(port, &info);
+	if (ret != 0) {
+		fprintf(stderr, "error: port %u: cannot get device info: %s\n", port,
+			rte_strerror(-ret));
+		return -1;
+	}
+	if (info.max_tx_queues < baas.n_lcores) {
+		fprintf(stderr, "error: port %u (%s) has %u tx queues but %u lcores need one "
+			"each\n", port, info.driver_name, info.max_tx_queues, baas.n_lcores);
+		return -1;
+	}
+	struct rte_eth_conf conf;
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_configure(port, 1, (uint16_t)baas.n_lcores, &conf);
+	if (ret != 0) {
+		fprintf(stderr, "error: port %u (%s): configure failed: %s\n", port,
+			info.driver_name, rte_strerror(-ret));
+		return -1;
+	}
+	uint16_t nb_rxd = RX_DESC, nb_txd = TX_DESC;
+	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+	int socket = rte_eth_dev_socket_id(port);
+	ret = rte_eth_rx_queue_setup(port, 0, nb_rxd, socket, NULL, baas.pool);
+	for (uint16_t q = 0; ret == 0 && q < baas.n_lcores; q++)
+		ret = rte_eth_tx_queue_setup(port, q, nb_txd, socket, NULL);
+	if (ret != 0) {
+		fprintf(stderr, "error: port %u: queue setup: %s\n", port, rte_strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static struct baas_attachment *
+new_attachment(unsigned *next_lcore)
+{
+	struct baas_lcore *lc = baas.lcores[(*next_lcore)++ % baas.n_lcores];
+	if (lc->n_attach == BAAS_MAX_ATTACH_PER_LCORE) {
+		fprintf(stderr, "error: more than %d attachments per lcore\n",
+			BAAS_MAX_ATTACH_PER_LCORE);
+		return NULL;
+	}
+	struct baas_attachment *a = &lc->attach[lc->n_attach++];
+	memset(a, 0, sizeof(*a));
+	a->port = UINT16_MAX;
+	return a;
+}
+
+static int
+attach_port(uint16_t port, unsigned *next_lcore)
+{
+	if (configure_port(port) != 0)
+		return -1;
+	unsigned lcore_index = *next_lcore % baas.n_lcores;
+	struct baas_attachment *a = new_attachment(next_lcore);
+	if (a == NULL)
+		return -1;
+	struct baas_lcore *lc = baas.lcores[lcore_index];
+	a->port = port;
+	a->tx = rte_zmalloc_socket(NULL, RTE_ETH_TX_BUFFER_SIZE(BAAS_MAX_BURST),
+				   RTE_CACHE_LINE_SIZE, (int)rte_lcore_to_socket_id(lc->lcore_id));
+	if (a->tx == NULL)
+		return -1;
+	rte_eth_tx_buffer_init(a->tx, (uint16_t)baas.opts->burst);
+	rte_eth_tx_buffer_set_err_callback(a->tx, count_tx_drop, a);
+	return 0;
+}
+
+static int
+attach_rings(unsigned i, unsigned *next_lcore)
+{
+	const struct baas_options *o = baas.opts;
+	struct rte_ring *in = rte_ring_lookup(o->ring_in[i]);
+	struct rte_ring *out = rte_ring_lookup(o->ring_out[i]);
+	if (in == NULL || out == NULL) {
+		fprintf(stderr, "error: --ring %s,%s: no ring named %s in the primary process "
+			"(is it running, with the same --file-prefix?)\n", o->ring_in[i],
+			o->ring_out[i], in == NULL ? o->ring_in[i] : o->ring_out[i]);
+		return -1;
+	}
+	struct baas_attachment *a = new_attachment(next_lcore);
+	if (a == NULL)
+		return -1;
+	a->ring_in = in;
+	a->ring_out = out;
+	return 0;
+}
+
+/* A restarted secondary finds the pool its predecessor made in the
+ * primary's memory (named objects outlive a secondary): it reuses it. */
+static struct rte_mempool *
+create_pool(unsigned n_ports)
+{
+	const struct baas_options *o = baas.opts;
+	uint64_t n = o->defaults.max_pdus + RETX_MBUFS +
+		     (uint64_t)n_ports * (RX_DESC + TX_DESC) +
+		     (uint64_t)baas.n_lcores * (MBUF_CACHE + 2 * BAAS_MAX_BURST);
+	struct rte_mempool *mp = rte_mempool_lookup(POOL_NAME);
+	if (mp != NULL && rte_eal_process_type() == RTE_PROC_SECONDARY) {
+		fprintf(stderr, "baas: reusing the pool %s of an earlier run (%u mbufs)\n",
+			POOL_NAME, mp->size);
+		return mp;
+	}
+	mp = rte_pktmbuf_pool_create(POOL_NAME, (unsigned)n, MBUF_CACHE, 0,
+				     (uint16_t)(o->mbuf_data_room + RTE_PKTMBUF_HEADROOM),
+				     (int)rte_socket_id());
+	if (mp == NULL)
+		fprintf(stderr, "error: cannot create a pool of %llu mbufs: %s (more memory: "
+			"-m / hugepages, or a lower --max-pdus)\n", (unsigned long long)n,
+			rte_strerror(rte_errno));
+	return mp;
+}
+
+int
+baas_ports_init(void)
+{
+	/* a secondary process sees its primary's ports: they are not its own */
+	bool secondary = rte_eal_process_type() == RTE_PROC_SECONDARY;
+	uint16_t n_ports = secondary ? 0 : rte_eth_dev_count_avail();
+	if (check_vdevs_probed() != 0)
+		return -1;
+	if (n_ports == 0 && baas.opts->n_rings == 0) {
+		fprintf(stderr, "error: nothing to attach to: give a --vdev (a port) or "
+			"--ring IN,OUT\n");
+		return -1;
+	}
+	baas.pool = create_pool(n_ports);
+	if (baas.pool == NULL)
+		return -1;
+	unsigned next_lcore = 0;
+	uint16_t port;
+	RTE_ETH_FOREACH_DEV(port) {
+		if (!secondary && attach_port(port, &next_lcore) != 0)
+			return -1;
+	}
+	for (unsigned i = 0; i < baas.opts->n_rings; i++)
+		if (attach_rings(i, &next_lcore) != 0)
+			return -1;
+	for (unsigned w = 0; w < baas.n_lcores; w++)
+		baas.lcores[w]->txq = (uint16_t)w;
+	RTE_ETH_FOREACH_DEV(port) {
+		if (secondary)
+			break;
+		int ret = rte_eth_dev_start(port);
+		if (ret != 0) {
+			fprintf(stderr, "error: port %u: start failed: %s\n", port,
+				rte_strerror(-ret));
+			return -1;
+		}
+		rte_eth_promiscuous_enable(port);
+	}
+	return 0;
+}
+
+void
+baas_ports_stop(void)
+{
+	if (rte_eal_process_type() == RTE_PROC_SECONDARY)
+		return;
+	uint16_t port;
+	RTE_ETH_FOREACH_DEV(port) {
+		rte_eth_dev_stop(port);
+		rte_eth_dev_close(port);
+	}
+}
