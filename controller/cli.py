@@ -2,7 +2,8 @@
 
 Every command takes --json (one JSON object on stdout: {"ok": true,
 "result": ...} or {"ok": false, "error": ..., "exit_code": N}). Exit codes:
-0 done, 1 failed, 2 bad topology or arguments, 3 a target unreachable,
+0 done, 1 failed, 2 bad topology or arguments (or no [baas] for `gnbctl
+baas`), 3 a target or the BaaS unreachable,
 4 a target rejected a write or a P4Info, or a DRB was refused before any
 write because a target holds one with its index, TEID or bearer."""
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from controller import counters, drbs, offload, pipeline, status, targets, topology, watch
+from controller import baas, counters, drbs, offload, pipeline, status, targets, topology, watch
 from controller.errors import GnbctlError
 
 
@@ -68,12 +69,67 @@ def _parser() -> argparse.ArgumentParser:
     marker.add_argument("op", choices=("add", "del"))
     marker.add_argument("id", type=lambda s: int(s, 0))
 
+    _baas_parser(sub)
+
     run = sub.add_parser("run", help="watch the targets until stopped: a dead host's share "
                                      "returns to its NIC, a returning host is provisioned "
                                      "and gets its share back, a restarted NIC is restored")
     run.add_argument("--interval", type=float, default=watch.DEFAULT_INTERVAL_S,
                      help="seconds between probes (default %(default)s)")
     return p
+
+
+def _drb_key(text: str) -> baas.DrbKey:
+    try:
+        return baas.DrbKey.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _uint(bits: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not 0 <= value < 1 << bits:
+            raise argparse.ArgumentTypeError(f"{value} does not fit in {bits} bits")
+        return value
+    return parse
+
+
+# `baas config` flag -> the config field it sets (controller/baas.py CONFIG_FIELDS)
+_BAAS_CONFIG_FLAGS = {
+    "--t-poll-retransmit": ("t_poll_retransmit_ms", "MS", 32, "t-PollRetransmit, 1..60000 ms"),
+    "--max-retx": ("max_retx_threshold", "N", 32, "maxRetxThreshold, 1..32"),
+    "--drb-max-pdus": ("drb_max_pdus", "N", 32,
+                       "PDUs held per DRB at most, 1..131072 (rounded up to a power of 2)"),
+    "--max-pdus": ("max_pdus", "N", 64, "PDUs held over all DRBs at most (defaults only)")}
+
+
+def _baas_parser(sub):
+    b = sub.add_parser("baas", help="the buffering service (the topology's [baas])")
+    b_sub = b.add_subparsers(dest="action", required=True)
+    drb_help = "one DRB: UE_ID:LCID"
+    b_sub.add_parser("stats", help="the BaaS's counters, held PDUs and pool, or one "
+                                   "DRB's state").add_argument(
+        "--drb", type=_drb_key, metavar="UE:LCID", help=drb_help)
+    config = b_sub.add_parser("config", help="show the defaults (or a DRB's own values); "
+                                             "with values, change only those")
+    config.add_argument("--drb", type=_drb_key, metavar="UE:LCID", help=drb_help)
+    for flag, (field, metavar, bits, text) in _BAAS_CONFIG_FLAGS.items():
+        config.add_argument(flag, dest=field, metavar=metavar, type=_uint(bits), help=text)
+    flush = b_sub.add_parser("flush", help="release a DRB's PDUs and forget its state, "
+                                           "or every DRB's")
+    which = flush.add_mutually_exclusive_group(required=True)
+    which.add_argument("--drb", type=_drb_key, metavar="UE:LCID", help=drb_help)
+    which.add_argument("--all", action="store_true", help="every DRB")
+    b_sub.add_parser("list", help="the DRBs the BaaS holds state of, or (--drb) the SNs "
+                                  "it holds of one").add_argument(
+        "--drb", type=_drb_key, metavar="UE:LCID", help=drb_help)
+    b_sub.add_parser("events", help="the events the BaaS keeps (RLF, OVERFLOW, "
+                                    "NACK_NOT_HELD)").add_argument(
+        "--follow", action="store_true", help="then wait for new ones until interrupted")
 
 
 class Output:
@@ -115,13 +171,137 @@ def _drb_from_args(args) -> drbs.Drb:
         raise GnbctlError(f"DRB {args.drb}: {e}") from None
 
 
+def _sn_ranges(sns: list[int]) -> str:
+    """1, 2, 3, 7 -> "1-3, 7" (consecutive SNs held, as listed)."""
+    parts, first, last = [], None, None
+    for sn in sns:
+        if last is not None and sn == last + 1:
+            last = sn
+            continue
+        if first is not None:
+            parts.append(f"{first}" if first == last else f"{first}-{last}")
+        first = last = sn
+    if first is not None:
+        parts.append(f"{first}" if first == last else f"{first}-{last}")
+    return ", ".join(parts)
+
+
+def _event_time(time_ns: int) -> str:
+    return (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time_ns // 10**9))
+            + f".{time_ns // 10**6 % 1000:03d}")
+
+
+def _event_line(event: dict) -> str:
+    if "lost" in event:
+        return f"lost {event['lost']} events (the log overwrote them before they were read)"
+    drb = baas.DrbKey(**event["drb"]) if event["drb"] else "-"
+    return (f"#{event['seq']} {_event_time(event['time_ns'])} {event['type']} DRB {drb} "
+            f"sn {event['sn']} count {event['count']}")
+
+
+def _counter_rows(counters: dict) -> list[list]:
+    rows = [[k, v] for k, v in counters.items() if k != "dropped"]
+    return rows + [[f"dropped: {k}", v] for k, v in counters["dropped"].items() if v]
+
+
+async def _baas(args, topo, out: Output):
+    """gnbctl baas ...: one client of the topology's BaaS."""
+    async with baas.connect(topo) as client:
+        where = f"{client.name} at {client.address}"
+        drb = getattr(args, "drb", None)
+        if args.action == "stats":
+            result = await client.stats(drb)
+            if drb is None:
+                out.table(f"{where}", ["", "value"],
+                          [["DRBs", result["n_drbs"]], ["held PDUs", result["held"]],
+                           ["held bytes", result["held_bytes"]],
+                           ["mbufs in use", f"{result['pool_in_use']} of {result['pool_size']}"],
+                           ["lcores", result["n_lcores"]]])
+            else:
+                out.table(f"{where}: DRB {drb}", ["", "value"],
+                          [[k, v] for k, v in result.items() if k not in ("drb", "counters")])
+            out.table("counters", ["counter", "value"],
+                      _counter_rows(result["counters"]))
+            return result
+        if args.action == "config":
+            changes = {f: getattr(args, f) for f, *_ in _BAAS_CONFIG_FLAGS.values()
+                       if getattr(args, f) is not None}
+            result = (await client.set_config(drb, **changes) if changes
+                      else await client.get_config(drb))
+            title = "defaults" if drb is None else f"DRB {drb}"
+            out.table(f"{where}: {title}{' (changed)' if changes else ''}",
+                      ["field", "value"],
+                      [[f"{k}{' *' if k in changes else ''}", v] for k, v in result.items()])
+            return result
+        if args.action == "flush":
+            released = await client.flush(drb, all=args.all)
+            out.note(f"{where}: {'every DRB' if args.all else f'DRB {drb}'} flushed, "
+                     f"{released} PDUs released")
+            return {"drb": None if drb is None else str(drb), "all": args.all,
+                    "released": released}
+        if args.action == "list":
+            if drb is None:
+                result = await client.list_drbs()
+                out.table(f"{where}: {len(result)} DRBs",
+                          ["DRB", "SN bits", "TX_Next_Ack", "TX_Next", "POLL_SN", "poll timer",
+                           "held", "held bytes", "retransmitted", "RLF"],
+                          [[baas.DrbKey(**d["drb"]), d["sn_bits"], d["tx_next_ack"],
+                            d["tx_next"], d["poll_sn"], d["poll_timer_running"], d["held"],
+                            d["held_bytes"], d["counters"]["retransmitted"],
+                            d["counters"]["rlf"]] for d in result])
+                return result
+            result = await client.list_sns(drb)
+            more = " (more held than listed)" if result["truncated"] else ""
+            out.note(f"{where}: DRB {drb} holds {len(result['sns'])} PDUs{more}: "
+                     f"{_sn_ranges(result['sns']) or 'none'}")
+            return result
+        if not args.follow:
+            events = [e async for e in client.events()]
+            listed = [e for e in events if "lost" not in e]
+            out.table(f"{where}: {len(listed)} events", ["seq", "time", "type", "DRB",
+                                                         "sn", "count"],
+                      [[e["seq"], _event_time(e["time_ns"]), e["type"],
+                        baas.DrbKey(**e["drb"]) if e["drb"] else None, e["sn"], e["count"]]
+                       for e in listed])
+            lost = sum(e.get("lost", 0) for e in events)
+            if lost:
+                out.note(f"{lost} older events are no longer kept")
+            return {"events": listed, "lost": lost}
+
+        # --follow: one line per event (JSON lines with --json) until SIGINT/SIGTERM
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+
+        async def follow():
+            async for event in client.events(follow=True):
+                if out.as_json:
+                    print(json.dumps(event), flush=True)
+                else:
+                    out.console.print(_event_line(event), highlight=False)
+        following = asyncio.create_task(follow())
+        stopped = asyncio.create_task(stop.wait())
+        await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (following, stopped):
+            task.cancel()
+        if following.done() and not following.cancelled():
+            following.result()      # the stream's error, if it ended with one
+        return None
+
+
 async def _run(args, out: Output):
     topo = topology.load(args.topology)
     selected = topo.select(args.targets)
     cmd = (args.command, getattr(args, "action", None))
 
     if cmd == ("status", None):
-        rows = await asyncio.gather(*(status.target_status(topo, c) for c in selected))
+        checks = [status.target_status(topo, c) for c in selected]
+        # and the BaaS's row, unless --target picked targets
+        with_baas = topo.baas is not None and not args.targets
+        if with_baas:
+            checks.append(status.baas_status(topo))
+        rows = await asyncio.gather(*checks)
+        rows, baas_rows = (rows[:-1], rows[-1:]) if with_baas else (rows, [])
         out.table("targets", ["target", "role", "reachable", "primary", "program",
                               "P4Info = topology's", "dl_drb", "ul_bearer", "offload %",
                               "drops"],
@@ -131,6 +311,11 @@ async def _run(args, out: Output):
                     r.get("offload", {}).get("percent"),
                     sum(d["packets"] for d in r.get("counters", {}).get("drops", {}).values())
                     if r["reachable"] else r.get("error")] for r in rows])
+        out.table("BaaS", ["name", "address", "reachable", "DRBs", "held PDUs", "held bytes"],
+                  [[r["target"], r["address"], r["reachable"],
+                    *((r["baas"]["n_drbs"], r["baas"]["held"], r["baas"]["held_bytes"])
+                      if r["reachable"] else (None, None, r["error"]))] for r in baas_rows])
+        rows += baas_rows
         unreachable = [r for r in rows if not r["reachable"]]
         if unreachable:
             error = GnbctlError("\n".join(r["error"] for r in unreachable))
@@ -186,9 +371,22 @@ async def _run(args, out: Output):
 
     if cmd == ("drb", "del"):
         async with targets.session(topo, selected) as connected:
+            # the BaaS names a DRB by its bearer: read before it is gone
+            bearer = await baas.bearer_of(connected, args.drb) if topo.baas else None
             await drbs.delete(connected, args.drb)
         out.note(f"DRB {args.drb} deleted on {', '.join(c.name for c in selected)}")
-        return {"drb": args.drb}
+        result = {"drb": args.drb}
+        if bearer is not None:
+            # its copies in the BaaS go too; a BaaS that fails is a warning
+            result["baas"] = await baas.flush_deleted(topo, bearer)
+            if "warning" in result["baas"]:
+                if not out.as_json:
+                    out.errors.print(f"gnbctl: warning: {result['baas']['warning']}",
+                                     highlight=False, markup=False, soft_wrap=True)
+            else:
+                out.note(f"{topo.baas.name}: DRB {bearer} flushed, "
+                         f"{result['baas']['released']} PDUs released")
+        return result
 
     if cmd == ("drb", "show"):
         async with targets.session(topo, selected) as connected:
@@ -242,6 +440,9 @@ async def _run(args, out: Output):
                 connected, lambda t: offload.marker(t, args.op == "add", args.id))
             out.note(f"marker {args.id} {'added' if args.op == 'add' else 'deleted'}")
             return {"marker": args.id, "op": args.op}
+
+    if args.command == "baas":
+        return await _baas(args, topo, out)
 
     if args.command == "run":
         if not topo.nics():

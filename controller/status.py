@@ -1,13 +1,14 @@
 """`gnbctl status`: per target, whether it answers, who is primary, which
 pipeline runs (and whether it is the topology's), DRB and offload entries,
-drop totals. An unreachable target is a row, not an abort."""
+drop totals; and, when the topology has a [baas], whether the BaaS answers
+and what it holds. An unreachable target or BaaS is a row, not an abort."""
 from __future__ import annotations
 
 import finsy as fy
 from finsy.proto.p4.config.v1 import p4info_pb2
 from google.protobuf import text_format
 
-from controller import counters, drbs, offload, targets
+from controller import baas, counters, drbs, offload, targets
 from controller.errors import GnbctlError
 
 
@@ -37,4 +38,23 @@ async def target_status(topology, config) -> dict:
             row["counters"] = await counters.read(target)
     except GnbctlError as e:
         row.update(reachable=False, error=str(e))
+    return row
+
+
+BAAS_TIMEOUT_S = 1.0
+
+
+async def baas_status(topology) -> dict:
+    """The BaaS's row (role "baas"): whether it answers a GetStats within
+    BAAS_TIMEOUT_S and, if so, its DRBs, held PDUs and mbuf pool."""
+    config = topology.baas
+    row = {"target": config.name, "role": "baas", "address": config.address}
+    try:
+        async with baas.connect(topology, BAAS_TIMEOUT_S) as client:
+            stats = await client.stats()
+    except GnbctlError as e:
+        row.update(reachable=False, error=str(e))
+        return row
+    row.update(reachable=True, baas={k: stats[k] for k in (
+        "n_drbs", "held", "held_bytes", "pool_size", "pool_in_use", "n_lcores")})
     return row

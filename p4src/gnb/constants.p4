@@ -26,6 +26,18 @@ const bit<8> SHIM_PDCP_SN18 = 0x04;
 const bit<32> SN12_MASK = 0xFFF;
 const bit<32> SN18_MASK = 0x3FFFF;
 
+/* RLC AM poll triggers (TS 38.322 5.3.3.2), per DRB. Register rlc_poll_config
+ * holds the controller's pollPDU in bits 31..0 and pollByte in bits 63..32;
+ * rlc_poll_state holds PDU_WITHOUT_POLL in bits 31..0 and BYTE_WITHOUT_POLL
+ * in bits 63..32. A config field of 0 takes its default: TS 38.331 gives a
+ * DRB none (its SRB default, infinity for both, would leave the transmitter
+ * without feedback), so these are common deployment values, PollPDU p64 and
+ * PollByte kB125 (1 kB = 1000 bytes). A field of all ones is infinity: that
+ * trigger is off. */
+const bit<32> POLL_PDU_DEFAULT = 64;
+const bit<32> POLL_BYTE_DEFAULT = 125000;
+const bit<32> POLL_INFINITY = 0xFFFFFFFF;
+
 const bit<32> BAAS_CLONE_SESSION = 1;
 const bit<32> INSTANCE_NORMAL = 0;
 

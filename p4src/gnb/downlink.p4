@@ -72,13 +72,20 @@ control DlDrbLookup(in gnb_headers_t hdr, inout gnb_metadata_t meta) {
 }
 
 // The QoS flow comes from the PDU Session Container when there is one.
-control DlGtpDecap(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
+// What stays is the T-PDU and any octets after it (Ethernet padding): their
+// length starts the RLC SDU's, which DlRadioHeaders completes.
+control DlGtpDecap(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
+                   in standard_metadata_t standard_metadata) {
     apply {
         meta.rqi = 0;
         if (hdr.pdu_container.isValid()) {
             meta.drb.qfi = hdr.pdu_container.qfi;
             meta.rqi = hdr.pdu_container.rqi;
         }
+        bit<32> outer_len = ((bit<32>)hdr.ipv4.ihl << 2) + 30;   // + Ethernet, UDP, GTP-U
+        if (hdr.gtpu_options.isValid()) { outer_len = outer_len + 4; }
+        if (hdr.pdu_container.isValid()) { outer_len = outer_len + 4; }
+        meta.rlc_sdu_len = standard_metadata.packet_length - outer_len;
         hdr.ipv4.setInvalid();
         hdr.udp.setInvalid();
         hdr.gtpu.setInvalid();
@@ -87,9 +94,10 @@ control DlGtpDecap(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
     }
 }
 
-// The radio headers of a downlink frame, their SN fields left 0 for
-// DlSequenceNumbers.
-control DlRadioHeaders(inout gnb_headers_t hdr, in gnb_metadata_t meta) {
+// The radio headers of a downlink frame, their SN fields and the RLC poll
+// bit left 0 for DlSequenceNumbers; the RLC SDU (the PDCP PDU) is the
+// T-PDU behind the PDCP and SDAP headers.
+control DlRadioHeaders(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
     BearerShimFlags() shim_flags;
 
     apply {
@@ -115,9 +123,11 @@ control DlRadioHeaders(inout gnb_headers_t hdr, in gnb_metadata_t meta) {
         if (meta.drb.pdcp_sn18 == 1) {
             hdr.pdcp18.setValid();
             hdr.pdcp18 = { 1, 0, 0 };
+            meta.rlc_sdu_len = meta.rlc_sdu_len + 4;   // PDCP, SDAP
         } else {
             hdr.pdcp12.setValid();
             hdr.pdcp12 = { 1, 0, 0 };
+            meta.rlc_sdu_len = meta.rlc_sdu_len + 3;   // PDCP, SDAP
         }
 
         hdr.sdap_dl.setValid();
@@ -127,13 +137,31 @@ control DlRadioHeaders(inout gnb_headers_t hdr, in gnb_metadata_t meta) {
 
 /* The DRB's next SNs into the radio headers a downlink data PDU carries,
  * each modulo its header's SN length (TS 38.323 TX_NEXT, TS 38.322 TX_Next;
- * RLC UM complete SDUs have no SN). The frame may come from DlRadioHeaders
- * or, in nic.p4, from a host that built it with provisional SNs: one
- * instance numbers both, so a DRB's SNs stay continuous wherever it is
- * processed. An RLC AM PDU is also copied to the buffering service. */
-control DlSequenceNumbers(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
+ * RLC UM complete SDUs have no SN), and the RLC AM poll bit. The frame may
+ * come from DlRadioHeaders or, in nic.p4, from a host that built it with
+ * provisional SNs and a poll bit of its own: one instance numbers both and
+ * decides their poll bits, so a DRB's SNs stay continuous and its poll
+ * counters count every PDU wherever it is processed. An RLC AM PDU is also
+ * copied to the buffering service.
+ *
+ * Poll (TS 38.322 5.3.3.2): every new AMD PDU adds one to PDU_WITHOUT_POLL
+ * and its RLC SDU's length (the PDCP PDU: PDCP header, SDAP header, T-PDU
+ * and any octets the frame carries after it) to BYTE_WITHOUT_POLL; when
+ * either reaches its threshold (pollPDU, pollByte: rlc_poll_config, 0 the
+ * default, all ones infinity) the PDU carries P = 1 and both restart from
+ * 0. Both counters saturate rather than wrap (a counter whose trigger is
+ * off is never reset; a pollByte near 2^32 is not overrun). The other
+ * triggers of 5.3.3.2 (both buffers empty, window stall) need the
+ * transmission and retransmission buffers, which the pipeline does not
+ * see; they and t-PollRetransmit are left to the buffering service. The
+ * four registers are indexed by the DRB index the lookahead tables give,
+ * so their cells are prefetched (t4p4s backend/c/prefetch.py). */
+control DlSequenceNumbers(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
+                          in standard_metadata_t standard_metadata) {
     @name(".pdcp_tx_sn") register<bit<32>>(MAX_DRBS) pdcp_tx_sn;
     @name(".rlc_tx_sn") register<bit<32>>(MAX_DRBS) rlc_tx_sn;
+    @name(".rlc_poll_config") register<bit<64>>(MAX_DRBS) rlc_poll_config;
+    @name(".rlc_poll_state") register<bit<64>>(MAX_DRBS) rlc_poll_state;
 
     apply {
         bit<32> drb = (bit<32>)meta.drb.drb_index;
@@ -141,15 +169,44 @@ control DlSequenceNumbers(inout gnb_headers_t hdr, inout gnb_metadata_t meta) {
         if (hdr.rlc_am12.isValid() || hdr.rlc_am18.isValid()) {
             bit<32> rlc_sn;
             bit<32> rlc_mask = SN12_MASK;
+            bit<32> rlc_header_len = 2;
             if (hdr.rlc_am18.isValid()) {
                 rlc_mask = SN18_MASK;
+                rlc_header_len = 3;
             }
             rlc_tx_sn.read(rlc_sn, drb);
             rlc_sn = rlc_sn & rlc_mask;
             rlc_tx_sn.write(drb, (rlc_sn + 1) & rlc_mask);
+
+            // a host's frame: its RLC SDU is everything behind the RLC header
+            bit<32> sdu_len = meta.rlc_sdu_len;
+            if (meta.host_built == 1) {
+                sdu_len = standard_metadata.packet_length - (18 + rlc_header_len);  // Ethernet, shim
+            }
+            bit<64> config;
+            rlc_poll_config.read(config, drb);
+            bit<32> poll_pdu = config[31:0];
+            bit<32> poll_byte = config[63:32];
+            if (poll_pdu == 0) { poll_pdu = POLL_PDU_DEFAULT; }
+            if (poll_byte == 0) { poll_byte = POLL_BYTE_DEFAULT; }
+            bit<64> state;
+            rlc_poll_state.read(state, drb);
+            bit<32> pdu_without_poll = state[31:0] |+| 1;
+            bit<32> byte_without_poll = state[63:32] |+| sdu_len;
+            bit<1> poll = 0;
+            if ((poll_pdu != POLL_INFINITY && pdu_without_poll >= poll_pdu)
+                    || (poll_byte != POLL_INFINITY && byte_without_poll >= poll_byte)) {
+                poll = 1;
+                pdu_without_poll = 0;
+                byte_without_poll = 0;
+            }
+            rlc_poll_state.write(drb, byte_without_poll ++ pdu_without_poll);
+
             if (hdr.rlc_am18.isValid()) {
+                hdr.rlc_am18.poll = poll;
                 hdr.rlc_am18.sn = rlc_sn[17:0];
             } else {
+                hdr.rlc_am12.poll = poll;
                 hdr.rlc_am12.sn = rlc_sn[11:0];
             }
             meta.clone_to_baas = 1;

@@ -175,7 +175,8 @@ struct gnb_metadata_t {
     bit<1> clone_to_baas;
     bit<1> encapsulated;      // the IPv4 header was (re)written: the uplink's
                               // encapsulation, nic.p4's options removal; checksum it
-    bit<16> inner_len;        // uplink: the SDU behind the SDAP header
+    bit<32> rlc_sdu_len;      // downlink built from a G-PDU: its RLC SDU's length (the
+                              // PDCP PDU), for the poll's byte count (DlSequenceNumbers)
 }
 
 #endif

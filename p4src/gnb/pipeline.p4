@@ -46,7 +46,7 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                     dl_lookup.apply(hdr, meta);
                 }
                 if (meta.drop == 0) {
-                    dl_decap.apply(hdr, meta);
+                    dl_decap.apply(hdr, meta, standard_metadata);
                     dl_radio_headers.apply(hdr, meta);
                     to_radio = true;
                 }
@@ -83,7 +83,7 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
             GNB_DROP(meta, DROP_WRONG_PORT);
         }
         if (to_radio) {
-            dl_sequence_numbers.apply(hdr, meta);
+            dl_sequence_numbers.apply(hdr, meta, standard_metadata);
             standard_metadata.egress_spec = RADIO_PORT;
         }
         drops.apply(meta, standard_metadata);

@@ -3,8 +3,9 @@ the behaviour in docs/wire-format.md with the scapy layers (never from the
 P4), and the control commands that configure DRBs and bearers.
 
 A test describes a packet (`DownlinkPacket`, `UplinkPacket`) once; the
-description gives the frame to send and, with the sequence numbers the
-`SequenceNumbers` model hands out, the frame expected on the other side.
+description gives the frame to send and, with the sequence numbers and the
+RLC poll bits the `SequenceNumbers` model hands out, the frame expected on
+the other side.
 """
 from __future__ import annotations
 
@@ -43,6 +44,14 @@ UPF_IP = "192.0.2.1"
 
 SN12_MODULUS = 1 << 12
 SN18_MODULUS = 1 << 18
+
+# RLC AM poll triggers (TS 38.322 5.3.3.2; docs/wire-format.md, "RLC poll
+# bit"): registers rlc_poll_config (pollPDU in bits 31..0, pollByte in bits
+# 63..32; a field of 0 is its default) and rlc_poll_state (PDU_WITHOUT_POLL,
+# BYTE_WITHOUT_POLL in the same places).
+POLL_PDU_DEFAULT = 64
+POLL_BYTE_DEFAULT = 125_000       # kB125, 1 kB = 1000 bytes
+POLL_INFINITY = 0xFFFF_FFFF       # a field of all ones: that trigger off
 
 
 def mac_int(mac: str) -> int:
@@ -131,17 +140,42 @@ def baas_clone_session() -> dict:
 
 
 def register_write(register: str, index: int, value: int) -> dict:
-    return {"cmd": "register_write", "register": register, "index": index, "value": value}
+    """A JSON integer beyond 53 bits would not survive every JSON reader: hex then."""
+    return {"cmd": "register_write", "register": register, "index": index,
+            "value": value if value < 1 << 53 else hex(value)}
+
+
+def poll_cell(pdus: int, octets: int) -> int:
+    """A cell of rlc_poll_config (pollPDU, pollByte) or rlc_poll_state
+    (PDU_WITHOUT_POLL, BYTE_WITHOUT_POLL): the PDU count in bits 31..0, the
+    byte count in bits 63..32."""
+    assert 0 <= pdus <= POLL_INFINITY and 0 <= octets <= POLL_INFINITY
+    return octets << 32 | pdus
+
+
+def poll_fields(cell: int) -> tuple[int, int]:
+    """(PDU count, byte count) of a poll register cell."""
+    return cell & POLL_INFINITY, cell >> 32
+
+
+def poll_config_write(drb_index: int, poll_pdu: int = 0, poll_byte: int = 0) -> dict:
+    """Writes a DRB's poll thresholds (0: the default, POLL_INFINITY: off)."""
+    return register_write("rlc_poll_config", drb_index, poll_cell(poll_pdu, poll_byte))
 
 
 class SequenceNumbers:
     """The transmit SNs a DRB's packets get (TS 38.323 TX_NEXT, TS 38.322
     TX_Next): each packet takes the next one, modulo 2^(SN length); RLC
-    SNs only for AM DRBs."""
+    SNs only for AM DRBs. And the RLC AM transmitter's poll bit (TS 38.322
+    5.3.3.2): each new AMD PDU counts one PDU and its RLC SDU's bytes; the
+    PDU that brings either count to its threshold carries P = 1 and starts
+    both again from 0. The counts saturate at 2^32 - 1."""
 
     def __init__(self):
         self.pdcp: dict[int, int] = {}
         self.rlc: dict[int, int] = {}
+        self.poll_config: dict[int, tuple[int, int]] = {}    # (pollPDU, pollByte) as written
+        self.poll_state: dict[int, tuple[int, int]] = {}     # (PDU_, BYTE_WITHOUT_POLL)
 
     def preset(self, drb: DlDrb, pdcp: int | None = None, rlc: int | None = None) -> list[dict]:
         """Start a DRB at these SNs; returns the register writes that do it."""
@@ -153,6 +187,40 @@ class SequenceNumbers:
             self.rlc[drb.drb_index] = rlc
             commands.append(register_write("rlc_tx_sn", drb.drb_index, rlc))
         return commands
+
+    def configure_poll(self, drb: DlDrb, poll_pdu: int = 0, poll_byte: int = 0) -> list[dict]:
+        """The DRB's poll thresholds (0: the default); returns the register write."""
+        self.poll_config[drb.drb_index] = (poll_pdu, poll_byte)
+        return [poll_config_write(drb.drb_index, poll_pdu, poll_byte)]
+
+    def preset_poll_state(self, drb: DlDrb, pdus: int, octets: int) -> list[dict]:
+        """Start a DRB's poll counters here; returns the register write."""
+        self.poll_state[drb.drb_index] = (pdus, octets)
+        return [register_write("rlc_poll_state", drb.drb_index, poll_cell(pdus, octets))]
+
+    def thresholds(self, drb: DlDrb) -> tuple[int, int]:
+        """(pollPDU, pollByte) in force: a field of 0 is its default."""
+        poll_pdu, poll_byte = self.poll_config.get(drb.drb_index, (0, 0))
+        return poll_pdu or POLL_PDU_DEFAULT, poll_byte or POLL_BYTE_DEFAULT
+
+    def poll(self, drb: DlDrb, sdu_length: int) -> int:
+        """The P bit of the DRB's next new AMD PDU, whose RLC SDU has sdu_length bytes."""
+        assert drb.rlc_am
+        poll_pdu, poll_byte = self.thresholds(drb)
+        pdus, octets = self.poll_state.get(drb.drb_index, (0, 0))
+        pdus, octets = min(pdus + 1, POLL_INFINITY), min(octets + sdu_length, POLL_INFINITY)
+        if (poll_pdu != POLL_INFINITY and pdus >= poll_pdu) \
+                or (poll_byte != POLL_INFINITY and octets >= poll_byte):
+            self.poll_state[drb.drb_index] = (0, 0)
+            return 1
+        self.poll_state[drb.drb_index] = (pdus, octets)
+        return 0
+
+    def radio_frame(self, packet: "DownlinkPacket") -> bytes:
+        """The packet's radio frame with its DRB's next SNs and poll bit."""
+        pdcp, rlc = self.take(packet.drb)
+        poll = self.poll(packet.drb, packet.rlc_sdu_length) if rlc is not None else 0
+        return packet.radio_frame(pdcp, rlc, poll)
 
     def take(self, drb: DlDrb) -> tuple[int, int | None]:
         pdcp = self.pdcp.get(drb.drb_index, 0)
@@ -203,14 +271,22 @@ class DownlinkPacket:
         return n3_encapsulate(self.gtp_layers() / Raw(self.inner), self.ip_options,
                               self.gnb_mac, self.ip_id) + self.trailer
 
-    def radio_frame(self, pdcp_sn: int, rlc_sn: int | None) -> bytes:
+    @property
+    def rlc_sdu_length(self) -> int:
+        """The RLC SDU of its radio frame (the PDCP PDU): PDCP and SDAP
+        headers, the inner packet and the trailer, which rides along."""
+        return (3 if self.drb.pdcp_sn18 else 2) + 1 + len(self.inner) + len(self.trailer)
+
+    def radio_frame(self, pdcp_sn: int, rlc_sn: int | None, poll: int = 0) -> bytes:
         """What the gNB sends the UE: the inner packet (and any trailer)
-        under SDAP, PDCP and RLC headers with these SNs."""
+        under SDAP, PDCP and RLC headers with these SNs and RLC AM poll bit."""
         drb = self.drb
         qfi, rqi = (self.qfi, self.rqi) if self.qfi is not None else (drb.default_qfi, 0)
+        rlc_fields = {"poll": poll} if drb.rlc_am else {}
+        assert drb.rlc_am or not poll, "RLC UM has no poll bit"
         frame = (Ether(dst=drb.ue_mac, src=self.gnb_mac)
                  / BearerShim(ue_id=drb.ue_id, lcid=drb.lcid, flags=drb.flags)
-                 / rlc_data_header(drb.rlc_am, drb.rlc_sn18, rlc_sn or 0)
+                 / rlc_data_header(drb.rlc_am, drb.rlc_sn18, rlc_sn or 0, **rlc_fields)
                  / pdcp_data_header(drb.pdcp_sn18, pdcp_sn)
                  / SdapDl(rdi=0, rqi=rqi, qfi=qfi) / Raw(self.inner + self.trailer))
         return bytes(frame)
@@ -227,8 +303,9 @@ def n3_encapsulate(gtp: Packet, ip_options: bytes = b"", gnb_mac: str = GNB_N3_M
 
 
 def expected_downlink(packets: list[DownlinkPacket], sns: SequenceNumbers) -> list[bytes]:
-    """The radio frames of these packets, in order, taking SNs from sns."""
-    return [packet.radio_frame(*sns.take(packet.drb)) for packet in packets]
+    """The radio frames of these packets, in order, taking SNs and poll
+    bits from sns."""
+    return [sns.radio_frame(packet) for packet in packets]
 
 
 @dataclass

@@ -28,7 +28,7 @@ class GnbRunResult:
     baas: list[bytes]
     drops: dict[str, dict]          # reason -> {"packets", "bytes"}
     counters: dict[str, dict[int, dict]]    # name -> DRB index -> {"packets", "bytes"}
-    registers: dict[str, dict[int, int]]    # name -> DRB index -> value
+    registers: dict[str, dict[int, int]]    # name -> DRB index -> value (the SN and poll registers)
     stats: dict
 
     def dropped_packets(self) -> dict[str, int]:
@@ -80,7 +80,7 @@ def run_gnb(gnb_build, pcap_runtime):
                     for name in ("dl_drb_counter", "ul_drb_counter")}
         counters["ul_status_counter"] = {0: _counter_cell(runtime, "ul_status_counter", 0)}
         registers = {name: {index: _register_cell(runtime, name, index) for index in indices}
-                     for name in ("pdcp_tx_sn", "rlc_tx_sn")}
+                     for name in ("pdcp_tx_sn", "rlc_tx_sn", "rlc_poll_config", "rlc_poll_state")}
         assert runtime.runtime.alive(), runtime.runtime.log_tail()
         outputs = runtime.stop()
         assert runtime.exit_status == 0, runtime.runtime.log_tail()

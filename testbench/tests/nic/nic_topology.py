@@ -24,7 +24,7 @@ from testbench.gnb.nic_entries import HOSTS, OFFLOAD_BUCKETS, PORTS, VF_BUCKETS,
 from testbench.gnb.layers import BearerShim, Pdcp12, Pdcp18, RlcAmData12, RlcAmData18
 
 DRB_COUNTERS = ("dl_drb_counter", "ul_drb_counter", "host_return_counter")
-SN_REGISTERS = ("pdcp_tx_sn", "rlc_tx_sn")
+SN_REGISTERS = ("pdcp_tx_sn", "rlc_tx_sn", "rlc_poll_config", "rlc_poll_state")
 
 
 def teid_bytes(teid: int) -> bytes:
@@ -74,6 +74,13 @@ def sent_sns(frames: list[bytes], drb: DlDrb) -> list[tuple[int, int | None]]:
         rlc = frame[RlcAmData18 if drb.rlc_sn18 else RlcAmData12].sn if drb.rlc_am else None
         sns.append((pdcp, rlc))
     return sns
+
+
+def sent_polls(frames: list[bytes], drb: DlDrb) -> list[int]:
+    """The RLC poll bit of each of the (RLC AM) DRB's radio frames, in order."""
+    assert drb.rlc_am
+    return [frame[RlcAmData18 if drb.rlc_sn18 else RlcAmData12].poll
+            for frame in map(Ether, frames_of(frames, drb))]
 
 
 def read_state(run, drb_indices) -> tuple[dict, dict, dict]:

@@ -12,10 +12,10 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from nic_topology import frames_of, sent_sns
-from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT, DlDrb, DownlinkPacket,
-                                  SequenceNumbers, baas_clone_session, inner_packet,
-                                  pdcp_data_header, rlc_data_header)
+from nic_topology import frames_of, sent_polls, sent_sns
+from testbench.gnb.frames import (BAAS_PORT, N3_PORT, POLL_INFINITY, RADIO_PORT, DlDrb,
+                                  DownlinkPacket, SequenceNumbers, baas_clone_session,
+                                  inner_packet, pdcp_data_header, poll_cell, rlc_data_header)
 from testbench.gnb.nic_entries import (HOSTS, drb_entries, host_return_ports, return_port,
                                        to_host_port)
 from testbench.gnb.layers import (SHIM_PDCP_SN18, SHIM_RLC_AM, SI_FIRST, SI_MIDDLE, BearerShim,
@@ -46,19 +46,23 @@ def host_of(drb: DlDrb) -> int:
 
 
 def host_built(packet: DownlinkPacket, rng: random.Random) -> bytes:
-    """The frame a host makes of the packet, with SNs of its own (arbitrary)."""
+    """The frame a host makes of the packet, with SNs and an RLC AM poll
+    bit of its own (arbitrary)."""
     drb = packet.drb
     pdcp_modulus = 1 << (18 if drb.pdcp_sn18 else 12)
     rlc_modulus = 1 << (18 if drb.rlc_sn18 else 12)
-    return packet.radio_frame(rng.randrange(pdcp_modulus),
-                              rng.randrange(rlc_modulus) if drb.rlc_am else None)
+    if not drb.rlc_am:
+        return packet.radio_frame(rng.randrange(pdcp_modulus), None)
+    return packet.radio_frame(rng.randrange(pdcp_modulus), rng.randrange(rlc_modulus),
+                              poll=rng.randrange(2))
 
 
 def test_host_built_frames_get_the_nics_sns(run_nic):
     """Each DRB's frames come back from its host in order: per DRB the radio
     port sends them in that order with the NIC's next SNs (across both
-    wraps), the BaaS a copy of each AM one; host_return_counter counts them,
-    dl_drb_counter does not."""
+    wraps) and the poll bits of the NIC's counters (a host's own is
+    overwritten), the BaaS a copy of each AM one; host_return_counter counts
+    them, dl_drb_counter does not."""
     rng = random.Random(5)
     sns = SequenceNumbers()
     presets = (sns.preset(DRBS[0], pdcp=4093, rlc=4094)
@@ -66,15 +70,18 @@ def test_host_built_frames_get_the_nics_sns(run_nic):
                + sns.preset(DRBS[2], pdcp=262143, rlc=4095)
                + sns.preset(DRBS[3], pdcp=4095, rlc=262143)
                + sns.preset(DRBS[4], pdcp=4095)
-               + sns.preset(DRBS[5], pdcp=262143))
+               + sns.preset(DRBS[5], pdcp=262143)
+               + sns.configure_poll(DRBS[0], poll_pdu=2)
+               + sns.configure_poll(DRBS[1], poll_pdu=POLL_INFINITY, poll_byte=300)
+               + sns.configure_poll(DRBS[3], poll_pdu=3, poll_byte=POLL_INFINITY))
     packets = [DownlinkPacket(drb, inner_packet(round_ * 6 + i, 40 + 97 * i),
                               qfi=round_ % 2 and 7 or None)
                for round_ in range(4) for i, drb in enumerate(DRBS)]
     returned = {host: [] for host in range(HOSTS)}
     for packet in packets:
         returned[host_of(packet.drb)].append(host_built(packet, rng))
-    expected = {drb: [packet.radio_frame(*sns.take(drb)) for packet in packets
-                      if packet.drb == drb] for drb in DRBS}
+    expected = {drb: [sns.radio_frame(packet) for packet in packets if packet.drb == drb]
+                for drb in DRBS}
 
     result = run_nic({return_port(host): frames for host, frames in returned.items()},
                      drb_entries(DRBS) + [baas_clone_session()] + host_return_ports() + presets,
@@ -93,6 +100,14 @@ def test_host_built_frames_get_the_nics_sns(run_nic):
                                                            (0, 262143), (1, 0)]
     assert sent_sns(result.ports[RADIO_PORT], DRBS[4]) == [(4095, None), (0, None), (1, None),
                                                            (2, None)]
+    # the poll bits spelt out: every 2nd PDU; 300 bytes (RLC SDUs of 133, 141, 133, 141
+    # bytes: the 3rd brings 407); the defaults (64 PDUs) not yet; every 3rd PDU
+    assert [packet.rlc_sdu_length for packet in packets if packet.drb == DRBS[1]] == \
+        [133, 141, 133, 141]
+    assert sent_polls(result.ports[RADIO_PORT], DRBS[0]) == [0, 1, 0, 1]
+    assert sent_polls(result.ports[RADIO_PORT], DRBS[1]) == [0, 0, 1, 0]
+    assert sent_polls(result.ports[RADIO_PORT], DRBS[2]) == [0, 0, 0, 0]
+    assert sent_polls(result.ports[RADIO_PORT], DRBS[3]) == [0, 0, 1, 0]
     assert result.drops == {}
     for port in (N3_PORT, *map(to_host_port, range(HOSTS)), *map(return_port, range(HOSTS))):
         assert result.ports[port] == []
@@ -104,6 +119,8 @@ def test_host_built_frames_get_the_nics_sns(run_nic):
         assert result.counters["ul_drb_counter"][drb.drb_index]["packets"] == 0
         assert result.registers["pdcp_tx_sn"][drb.drb_index] == sns.pdcp[drb.drb_index]
         assert result.registers["rlc_tx_sn"][drb.drb_index] == sns.rlc.get(drb.drb_index, 0)
+        assert result.registers["rlc_poll_state"][drb.drb_index] == \
+            poll_cell(*sns.poll_state.get(drb.drb_index, (0, 0)))
 
 
 def bad_frames(drb_am: DlDrb, drb_um: DlDrb) -> dict[str, list[tuple[int, bytes]]]:
@@ -188,7 +205,7 @@ def test_bad_frames_dropped_by_reason(run_nic):
         mixed += inputs[home][position::len(good)]
     inputs[home] = mixed
     sns = SequenceNumbers()
-    expected = [packet.radio_frame(*sns.take(packet.drb)) for packet in good]
+    expected = [sns.radio_frame(packet) for packet in good]
 
     result = run_nic(inputs, drb_entries([drb_am, drb_um]) + [baas_clone_session()]
                      + host_return_ports([0]), [drb_am.drb_index, drb_um.drb_index])

@@ -2,15 +2,16 @@
 way, on the running NIC (veth ports): the radio port's SNs of the DRB stay
 continuous in the order it sends them (none twice, none skipped, across the
 18-bit wrap), including host-built frames that arrive late, after the DRB
-has already moved back. The test plays the host."""
+has already moved back, and its RLC poll counters count the NIC's own and
+the host-built frames alike. The test plays the host."""
 from __future__ import annotations
 
 import pytest
 
-from nic_topology import (SN_REGISTERS, frames_of, offload_bucket_of, register_cell, sent_sns,
-                          vf_port_round_robin)
+from nic_topology import (SN_REGISTERS, frames_of, offload_bucket_of, register_cell, sent_polls,
+                          sent_sns, vf_port_round_robin)
 from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT, DlDrb, DownlinkPacket,
-                                  SequenceNumbers, baas_clone_session, inner_packet)
+                                  SequenceNumbers, baas_clone_session, inner_packet, poll_cell)
 from testbench.gnb.nic_entries import (drb_entries, host_return_ports, offload_buckets,
                                        vf_buckets_round_robin)
 
@@ -44,7 +45,7 @@ class Traffic:
         packets = [p for packet in self.packets(n)
                    for p in (packet, DownlinkPacket(STAYING, inner_packet(self.count, 50)))]
         self.nic.send(N3_PORT, [packet.n3_frame() for packet in packets])
-        expected = [packet.radio_frame(*self.sns.take(packet.drb)) for packet in packets]
+        expected = [self.sns.radio_frame(packet) for packet in packets]
         self.expect_radio(expected)
         self.processed["nic"] += n
 
@@ -58,9 +59,10 @@ class Traffic:
         return packets
 
     def from_host(self, packets: list[DownlinkPacket]) -> None:
-        """The host's frames of these packets (its SNs all 0) come back."""
-        self.nic.send(self.vf + 1, [packet.radio_frame(0, 0) for packet in packets])
-        self.expect_radio([packet.radio_frame(*self.sns.take(MOVING)) for packet in packets])
+        """The host's frames of these packets (its SNs all 0, its poll bit
+        1: the NIC decides both) come back."""
+        self.nic.send(self.vf + 1, [packet.radio_frame(0, 0, poll=1) for packet in packets])
+        self.expect_radio([self.sns.radio_frame(packet) for packet in packets])
         self.processed["host"] += len(packets)
 
     def expect_radio(self, expected: list[bytes]) -> None:
@@ -74,7 +76,9 @@ def test_sn_continuity_across_shifts(live_nic):
     shift_to_host = offload_buckets([offload_bucket_of(MOVING.teid)])[0]
     shift_to_nic = {**shift_to_host, "cmd": "table_delete"}
     sns = SequenceNumbers()
-    presets = sns.preset(MOVING, pdcp=262135, rlc=262130) + sns.preset(STAYING, pdcp=4090)
+    # polls every 6th PDU: the NIC's own frames and the host's count together
+    presets = (sns.preset(MOVING, pdcp=262135, rlc=262130) + sns.preset(STAYING, pdcp=4090)
+               + sns.configure_poll(MOVING, poll_pdu=6))
     nic = live_nic(drb_entries([MOVING, STAYING]) + [baas_clone_session()]
                    + host_return_ports() + vf_buckets_round_robin() + presets)
     traffic = Traffic(nic, sns)
@@ -94,12 +98,14 @@ def test_sn_continuity_across_shifts(live_nic):
     total = 4 + 5 + 3 + 4 + 2 + 2
     assert sent_sns(traffic.radio, MOVING) == \
         [((262135 + i) % (1 << 18), (262130 + i) % (1 << 18)) for i in range(total)]
+    assert [i for i, poll in enumerate(sent_polls(traffic.radio, MOVING)) if poll] == [5, 11, 17]
     assert [f.hex() for f in nic.receive(BAAS_PORT, total)] == \
         [f.hex() for f in frames_of(traffic.radio, MOVING)]
     assert nic.unexpected() == [[] for _ in range(len(nic.taken))]
 
     assert {name: register_cell(nic, name, MOVING.drb_index) for name in SN_REGISTERS} == \
-        {"pdcp_tx_sn": sns.pdcp[MOVING.drb_index], "rlc_tx_sn": sns.rlc[MOVING.drb_index]}
+        {"pdcp_tx_sn": sns.pdcp[MOVING.drb_index], "rlc_tx_sn": sns.rlc[MOVING.drb_index],
+         "rlc_poll_config": poll_cell(6, 0), "rlc_poll_state": poll_cell(*sns.poll_state[MOVING.drb_index])}
     counters = {name: nic.request({"cmd": "counter_read", "counter": name,
                                    "index": MOVING.drb_index})["packets"]
                 for name in ("dl_drb_counter", "host_return_counter", "ul_drb_counter")}
