@@ -33,7 +33,8 @@ control NicIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
             if (offload.to_host == 1) {
                 vf_ipv4_options.apply(hdr, meta);
             }
-        } else if (standard_metadata.ingress_port != RADIO_PORT) {
+        } else if (standard_metadata.ingress_port != RADIO_PORT
+                   && standard_metadata.ingress_port != BAAS_PORT) {
             host_return.apply(meta, standard_metadata);
         }
         if (offload.to_host == 0) {

@@ -7,7 +7,8 @@
 typedef bit<9> port_t;
 const port_t N3_PORT = 0;      // towards the UPF (GTP-U over IPv4/UDP)
 const port_t RADIO_PORT = 1;   // towards the DU / UEs (bearer frames)
-const port_t BAAS_PORT = 2;    // the buffering service (RLC AM copies, STATUS PDUs)
+const port_t BAAS_PORT = 2;    // the buffering service (RLC AM copies, STATUS PDUs out;
+                               // retransmissions in)
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_BEARER = 0x88B5;   // IEEE 802 local experimental
@@ -55,6 +56,8 @@ const drop_reason_t DROP_WRONG_PORT = 8;
 const drop_reason_t DROP_BAD_HOST_FRAME = 9;   // nic.p4: not a complete downlink data PDU,
                                                // or reserved bits set
 const drop_reason_t DROP_BEARER_FORMAT = 10;   // shim flags other than the bearer's formats
+const drop_reason_t DROP_BAD_BAAS_FRAME = 11;  // on the BaaS port: a bearer frame that is not
+                                               // a complete RLC AM data PDU
 const bit<32> DROP_REASONS = 16;
 
 const bit<32> MAX_DRBS = 65536;

@@ -11,11 +11,13 @@
 #include "drop.p4"
 #include "downlink.p4"
 #include "uplink.p4"
+#include "baas_retx.p4"
 
 /* Every instance is applied once (the compiler then works on the packet's
- * own headers, no copies): the bearer lookup serves the uplink and the
- * host-built downlink frames, the SN assignment every downlink data PDU,
- * so their branches meet before and after them. */
+ * own headers, no copies): the bearer lookup serves the uplink, the
+ * host-built downlink frames and the BaaS's retransmissions, the SN
+ * assignment every downlink data PDU, so their branches meet before and
+ * after them. */
 control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
     DlGtpValidation() dl_validation;
@@ -26,6 +28,8 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
     UlStatusToBaas() ul_status;
     UlRadioValidation() ul_validation;
     DlHostFrameValidation() host_frame_validation;
+    BaasRetxValidation() baas_retx_validation;
+    BaasRetxForward() baas_retx;
     BearerLookup() bearer_lookup;
     BearerFormatCheck() bearer_format_check;
     UlGtpEncap() ul_encap;
@@ -51,16 +55,25 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                     to_radio = true;
                 }
             }
-        } else if (standard_metadata.ingress_port == RADIO_PORT || meta.host_built == 1) {
+        } else if (standard_metadata.ingress_port == RADIO_PORT || meta.host_built == 1
+                   || standard_metadata.ingress_port == BAAS_PORT) {
+            // nic.p4 never marks a frame of the BaaS port host-built
+            bool from_baas = standard_metadata.ingress_port == BAAS_PORT;
             if (hdr.gtpu.isValid()) {
                 GNB_DROP(meta, DROP_WRONG_PORT);
             } else if (!hdr.shim.isValid()) {
-                GNB_DROP(meta, DROP_NOT_GTP);
-            } else if (meta.host_built == 0 && meta.is_rlc_status == 1) {
+                if (from_baas) {
+                    GNB_DROP(meta, DROP_WRONG_PORT);
+                } else {
+                    GNB_DROP(meta, DROP_NOT_GTP);
+                }
+            } else if (meta.host_built == 0 && !from_baas && meta.is_rlc_status == 1) {
                 ul_status.apply(standard_metadata);
             } else {
                 if (meta.host_built == 1) {
                     host_frame_validation.apply(hdr, meta);
+                } else if (from_baas) {
+                    baas_retx_validation.apply(hdr, meta);
                 } else {
                     ul_validation.apply(hdr, meta, standard_metadata);
                 }
@@ -74,6 +87,8 @@ control GnbIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
                 if (meta.drop == 0) {
                     if (meta.host_built == 1) {
                         to_radio = true;
+                    } else if (from_baas) {
+                        baas_retx.apply(meta, standard_metadata);
                     } else {
                         ul_encap.apply(hdr, meta, standard_metadata, tunnel);
                     }

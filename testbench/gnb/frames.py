@@ -31,7 +31,7 @@ PDU_TYPE_DL, PDU_TYPE_UL = 0, 1
 # drop_counter cells (docs/wire-format.md, "Drop reasons")
 DROP_REASONS = ("TRUNCATED", "NOT_GTP", "BAD_IPV4", "GTP_UNSUPPORTED", "UNKNOWN_TEID",
                 "UL_SEGMENTED", "UL_CONTROL_PDU", "UNKNOWN_BEARER", "WRONG_PORT",
-                "BAD_HOST_FRAME", "BEARER_FORMAT")
+                "BAD_HOST_FRAME", "BEARER_FORMAT", "BAD_BAAS_FRAME")
 DROP_COUNTER_CELLS = 16
 
 # The addresses the test network uses.

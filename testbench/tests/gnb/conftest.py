@@ -77,7 +77,7 @@ def run_gnb(gnb_build, pcap_runtime):
         assert not any(runtime_drops.values()), stats["drops"]
         indices = _drb_indices(entries)
         counters = {name: {index: _counter_cell(runtime, name, index) for index in indices}
-                    for name in ("dl_drb_counter", "ul_drb_counter")}
+                    for name in ("dl_drb_counter", "ul_drb_counter", "baas_retx_counter")}
         counters["ul_status_counter"] = {0: _counter_cell(runtime, "ul_status_counter", 0)}
         registers = {name: {index: _register_cell(runtime, name, index) for index in indices}
                      for name in ("pdcp_tx_sn", "rlc_tx_sn", "rlc_poll_config", "rlc_poll_state")}

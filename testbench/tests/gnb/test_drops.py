@@ -197,7 +197,11 @@ def bad_frames() -> dict[str, list[tuple[int, bytes]]]:
     frames["WRONG_PORT"] = [(N3_PORT, good_ul), (N3_PORT, status), (RADIO_PORT, good_dl),
                             (RADIO_PORT, full_dl)]
     frames["WRONG_PORT"] += [(BAAS_PORT, frame) for frame in [
-        good_dl, good_ul, status, frames["NOT_GTP"][0][1], frames["GTP_UNSUPPORTED"][0][1]]]
+        good_dl, frames["NOT_GTP"][0][1], frames["GTP_UNSUPPORTED"][0][1]]]
+    # on the BaaS port only complete RLC AM data PDUs (retransmissions) pass
+    # (test_baas_retx.py has every case)
+    frames["BAD_BAAS_FRAME"] = [(BAAS_PORT, status), (BAAS_PORT, ul_frame(UL_BEARERS[2])),
+                                (BAAS_PORT, segmented[0][1])]
     return frames
 
 

@@ -23,7 +23,7 @@ from testbench.gnb.frames import DROP_REASONS, DlDrb
 from testbench.gnb.nic_entries import HOSTS, OFFLOAD_BUCKETS, PORTS, VF_BUCKETS, to_host_port
 from testbench.gnb.layers import BearerShim, Pdcp12, Pdcp18, RlcAmData12, RlcAmData18
 
-DRB_COUNTERS = ("dl_drb_counter", "ul_drb_counter", "host_return_counter")
+DRB_COUNTERS = ("dl_drb_counter", "ul_drb_counter", "host_return_counter", "baas_retx_counter")
 SN_REGISTERS = ("pdcp_tx_sn", "rlc_tx_sn", "rlc_poll_config", "rlc_poll_state")
 
 

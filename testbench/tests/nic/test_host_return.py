@@ -153,9 +153,11 @@ def bad_frames(drb_am: DlDrb, drb_um: DlDrb) -> dict[str, list[tuple[int, bytes]
         "NOT_GTP": [(home, bytes(Ether() / ARP())),
                     (home, bytes(Ether(type=0x86DD) / Raw(b"\x60" + bytes(60))))],
         "WRONG_PORT": [(home, n3), (to_host_port(0), good_am), (to_host_port(1), n3),
-                       (BAAS_PORT, good_um), (other, good_am),
+                       (BAAS_PORT, n3), (other, good_am),
                        (home, bytes(Ether() / IP() / UDP(dport=2152) / Raw(b"\x30\xff" + bytes(6))))],
         "UNKNOWN_BEARER": [(home, unknown)],
+        # the BaaS port takes retransmissions only (complete RLC AM data PDUs)
+        "BAD_BAAS_FRAME": [(BAAS_PORT, good_um), (BAAS_PORT, bytes(shim_am / status(ack_sn=5)))],
         "BAD_HOST_FRAME": [
             (home, bytes(shim_am / status(ack_sn=5))),
             (home, bytes(shim_am / rlc_data_header(True, drb_am.rlc_sn18, 4, si=SI_FIRST)
