@@ -166,17 +166,17 @@ create(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t sn_bits,
 	struct baas_drb *d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return NULL;
-	d->slots = calloc(FIRST_CAP, sizeof(*d->slots));
-	if (d->slots == NULL) {
-		free(d);
-		return NULL;
-	}
-	d->cap = FIRST_CAP;
 	d->key = *key;
 	d->sn_bits = sn_bits;
 	d->attach = attach;
 	d->sn_mask = (1u << sn_bits) - 1;
 	d->window = 1u << (sn_bits - 1);
+	d->cap = RTE_MIN((uint32_t)FIRST_CAP, bound_of(lc, d));
+	d->slots = calloc(d->cap, sizeof(*d->slots));
+	if (d->slots == NULL) {
+		free(d);
+		return NULL;
+	}
 	d->tx_next_ack = d->tx_next = d->buf_base = d->poll_sn = sn;
 	d->overflow_event_ms = lc->now_ms - OVERFLOW_EVENT_MS;
 	u->by_lcid[key->lcid] = d;

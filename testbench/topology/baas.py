@@ -1,0 +1,120 @@
+"""The buffering service (baas/) as a process: its build and its supervisor.
+
+build() makes build/baas[-VARIANT]/baas with baas/Makefile (once per
+session and variant; make decides what is stale; concurrent callers wait
+on one lock). Baas runs it like a target (t4p4s.stf.control's
+RuntimeProcess: a --control socket whose `ping` means ready), attached to
+the ethdev ports its vdevs make, and knows its gRPC address."""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from t4p4s.stf.control import RuntimeProcess, test_eal_args
+
+REPO = Path(__file__).resolve().parents[2]
+BAAS_SOURCE = REPO / "baas"
+GRPC_LINE = re.compile(r"baas: gRPC server on (\S+):(\d+)")
+
+
+def build(variant: str = "release") -> Path:
+    """The BaaS executable of this variant, built if stale."""
+    suffix = "" if variant == "release" else f"-{variant}"
+    build_dir = REPO / "build" / f"baas{suffix}"
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(REPO / "build" / f".baas{suffix}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result = subprocess.run(["make", "-s", "-C", str(BAAS_SOURCE), f"-j{os.cpu_count() or 1}",
+                                 f"VARIANT={variant}"], capture_output=True, text=True,
+                                timeout=1800)
+    if result.returncode != 0:
+        raise RuntimeError(f"building the BaaS ({variant}) failed:\n{result.stdout}\n"
+                           f"{result.stderr}")
+    return build_dir / "baas"
+
+
+@dataclass
+class BaasSpec:
+    """Everything needed to (re)start the BaaS."""
+    executable: Path
+    vdevs: list[str]
+    lcore: int
+    run_dir: Path
+    file_prefix: str
+    grpc_port: int = 0                       # 0: any free port (read from its log)
+    options: list[str] = field(default_factory=list)   # --t-poll-retransmit MS, ...
+    eal: list[str] | None = None              # instead of the test EAL arguments
+
+    def eal_args(self, generation: int) -> list[str]:
+        eal = list(self.eal) if self.eal is not None else test_eal_args(
+            f"{self.file_prefix}-{generation}", lcores=str(self.lcore))
+        for vdev in self.vdevs:
+            eal += ["--vdev", vdev]
+        return eal
+
+    def app_args(self) -> list[str]:
+        return ["--grpc", f"127.0.0.1:{self.grpc_port}", *self.options]
+
+
+class Baas:
+    """A running BaaS; restart() brings it back on the same ports (and the
+    same gRPC port once it had one), with nothing buffered."""
+
+    def __init__(self, spec: BaasSpec):
+        self.spec = spec
+        self.generation = 0
+        self.process: RuntimeProcess | None = None
+        self.start()
+
+    def start(self):
+        self.generation += 1
+        if self.spec.run_dir.exists():
+            shutil.rmtree(self.spec.run_dir)
+        self.process = RuntimeProcess(self.spec.executable, self.spec.eal_args(self.generation),
+                                      self.spec.app_args(), self.spec.run_dir)
+        host, port = self.grpc_address().rsplit(":", 1)
+        self.spec.grpc_port = int(port)     # a restart listens where clients know it
+
+    def grpc_address(self, timeout: float = 10.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = GRPC_LINE.search(self.log_text())
+            if found:
+                return f"{found.group(1)}:{found.group(2)}"
+            time.sleep(0.05)
+        raise RuntimeError(f"no gRPC address in the BaaS log:\n{self.log_text()[-3000:]}")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.alive()
+
+    def request(self, command: dict) -> dict:
+        return self.process.request(command)
+
+    def stats(self) -> dict:
+        return self.request({"cmd": "stats"})
+
+    def drb(self, ue_id: int, lcid: int) -> dict:
+        return self.request({"cmd": "drb", "ue_id": ue_id, "lcid": lcid})
+
+    def kill(self):
+        os.killpg(self.process.process.pid, signal.SIGKILL)
+        self.process.process.wait()
+        self.process.stop()
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def stop(self):
+        if self.process is not None:
+            self.process.stop()
+
+    def log_text(self) -> str:
+        return self.process.log_path.read_text(errors="replace")
