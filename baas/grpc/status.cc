@@ -32,6 +32,8 @@ grpc::Status from_errno(int ret, const baas_drb_key *key)
                                 std::to_string(BAAS_API_TIMEOUT_MS) + " ms");
     case ESHUTDOWN:
         return grpc::Status(StatusCode::UNAVAILABLE, "the BaaS is stopping");
+    case ENOMEM:
+        return grpc::Status(StatusCode::RESOURCE_EXHAUSTED, "out of memory");
     default:
         return grpc::Status(StatusCode::INTERNAL,
                             std::string("unexpected error: ") + std::strerror(-ret));

@@ -16,7 +16,8 @@ namespace baas_grpc {
 // 0 -> OK; -ENOENT -> NOT_FOUND naming the DRB (key may be NULL: the
 // defaults); -EINVAL -> INVALID_ARGUMENT with baas_api_last_error() (so
 // call it on the thread that made the call, right after it); -ETIMEDOUT,
-// -ESHUTDOWN -> UNAVAILABLE; anything else -> INTERNAL.
+// -ESHUTDOWN -> UNAVAILABLE; -ENOMEM -> RESOURCE_EXHAUSTED; anything else
+// -> INTERNAL.
 grpc::Status from_errno(int ret, const baas_drb_key *key);
 
 // A DrbKey of the wire (uint32 fields) as the API's key: INVALID_ARGUMENT
