@@ -9,37 +9,17 @@ import random
 import pytest
 from scapy.layers.l2 import Ether
 
-from testbench.gnb.layers import (NackSn12, NackSn18, RlcStatus12, RlcStatus18,
-                                  UplinkBearerShim, dissect_uplink_radio_frame)
+from testbench.gnb.layers import (RlcStatus12, RlcStatus18, UplinkBearerShim,
+                                  dissect_uplink_radio_frame)
 from testbench.ue.status_pdu import (MalformedStatus, Nack, StatusPdu, decode_status,
                                      encode_status, shim_flags, status_frame, status_size,
                                      window_size)
+from ue_status_scapy import from_scapy, scapy_status
 
 
 def bits(text: str) -> bytes:
     digits = text.replace(" ", "")
     return int(digits, 2).to_bytes(len(digits) // 8, "big")
-
-
-def scapy_status(status: StatusPdu, sn_bits: int):
-    """The same STATUS PDU built with the scapy layers (E bits set by hand)."""
-    nack_class, status_class = (NackSn12, RlcStatus12) if sn_bits == 12 else (NackSn18, RlcStatus18)
-    nacks = []
-    for position, nack in enumerate(status.nacks):
-        fields = {"nack_sn": nack.sn, "e1": int(position < len(status.nacks) - 1),
-                  "e2": int(nack.has_so), "e3": int(nack.nack_range is not None)}
-        if nack.has_so:
-            fields.update(so_start=nack.so_start, so_end=nack.so_end)
-        if nack.nack_range is not None:
-            fields["nack_range"] = nack.nack_range
-        nacks.append(nack_class(**fields))
-    return status_class(ack_sn=status.ack_sn, e1=int(bool(nacks)), nacks=nacks)
-
-
-def from_scapy(packet, sn_bits: int) -> StatusPdu:
-    return StatusPdu(packet.ack_sn, tuple(
-        Nack(n.nack_sn, n.so_start if n.e2 else None, n.so_end if n.e2 else None,
-             n.nack_range if n.e3 else None) for n in packet.nacks))
 
 
 def assert_matches_scapy(status: StatusPdu, sn_bits: int):
@@ -49,7 +29,7 @@ def assert_matches_scapy(status: StatusPdu, sn_bits: int):
     assert len(encoded) == status_size(status, sn_bits)
     assert decode_status(encoded, sn_bits) == status
     dissected = (RlcStatus12 if sn_bits == 12 else RlcStatus18)(encoded)
-    assert from_scapy(dissected, sn_bits) == status
+    assert from_scapy(dissected) == status
 
 
 HAND_WRITTEN = [
@@ -244,7 +224,7 @@ def test_uplink_status_frame_matches_scapy(sn_bits, pdcp_sn18):
     assert frame.hex() == bytes(expected).hex()
     dissected = dissect_uplink_radio_frame(frame)
     layer = dissected[RlcStatus12 if sn_bits == 12 else RlcStatus18]
-    assert from_scapy(layer, sn_bits) == status
+    assert from_scapy(layer) == status
     assert dissected[UplinkBearerShim].flags == flags
 
 
