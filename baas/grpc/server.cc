@@ -15,7 +15,7 @@ namespace {
 std::unique_ptr<baas_grpc::Service> service;
 std::unique_ptr<grpc::Server> server;
 
-// "PORT" -> "127.0.0.1:PORT"; "HOST:PORT" and "[V6]:PORT" as given.
+// "PORT" -> "127.0.0.1:PORT"; "HOST:PORT", "[V6]:PORT" and "unix:PATH" as given.
 std::string listen_address(const std::string &address)
 {
     if (address.find(':') == std::string::npos)
@@ -43,6 +43,13 @@ extern "C" int baas_grpc_start(const char *address)
         server.reset();
         service.reset();
         return -1;
+    }
+    if (where.rfind("unix:", 0) == 0) {
+        // a UNIX socket: reachable from any network namespace (the
+        // topology runs the BaaS in its own, gnbctl in the root one)
+        std::printf("baas: gRPC server on %s\n", where.c_str());
+        std::fflush(stdout);
+        return 0;
     }
     std::string host = where.substr(0, where.rfind(':'));
     std::printf("baas: gRPC server on %s:%d\n", host.c_str(), port);

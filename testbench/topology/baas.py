@@ -21,7 +21,7 @@ from t4p4s.stf.control import RuntimeProcess, test_eal_args
 
 REPO = Path(__file__).resolve().parents[2]
 BAAS_SOURCE = REPO / "baas"
-GRPC_LINE = re.compile(r"baas: gRPC server on (\S+):(\d+)")
+GRPC_LINE = re.compile(r"baas: gRPC server on (\S+)$", re.M)
 
 
 def build(variant: str = "release") -> Path:
@@ -48,7 +48,8 @@ class BaasSpec:
     lcore: int
     run_dir: Path
     file_prefix: str
-    grpc_port: int = 0                       # 0: any free port (read from its log)
+    grpc: str = "127.0.0.1:0"                # --grpc; port 0: any free one (read from its log)
+    netns: str | None = None                 # run inside this network namespace
     options: list[str] = field(default_factory=list)   # --t-poll-retransmit MS, ...
     eal: list[str] | None = None              # instead of the test EAL arguments
 
@@ -60,7 +61,7 @@ class BaasSpec:
         return eal
 
     def app_args(self) -> list[str]:
-        return ["--grpc", f"127.0.0.1:{self.grpc_port}", *self.options]
+        return ["--grpc", self.grpc, *self.options]
 
 
 class Baas:
@@ -77,17 +78,18 @@ class Baas:
         self.generation += 1
         if self.spec.run_dir.exists():
             shutil.rmtree(self.spec.run_dir)
-        self.process = RuntimeProcess(self.spec.executable, self.spec.eal_args(self.generation),
-                                      self.spec.app_args(), self.spec.run_dir)
-        host, port = self.grpc_address().rsplit(":", 1)
-        self.spec.grpc_port = int(port)     # a restart listens where clients know it
+        executable, eal = self.spec.executable, self.spec.eal_args(self.generation)
+        if self.spec.netns is not None:
+            executable, eal = "ip", ["netns", "exec", self.spec.netns, str(executable), *eal]
+        self.process = RuntimeProcess(executable, eal, self.spec.app_args(), self.spec.run_dir)
+        self.spec.grpc = self.grpc_address()    # a restart listens where clients know it
 
     def grpc_address(self, timeout: float = 10.0) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = GRPC_LINE.search(self.log_text())
             if found:
-                return f"{found.group(1)}:{found.group(2)}"
+                return found.group(1)
             time.sleep(0.05)
         raise RuntimeError(f"no gRPC address in the BaaS log:\n{self.log_text()[-3000:]}")
 

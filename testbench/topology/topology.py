@@ -5,6 +5,10 @@ manager, and the topology file gnbctl reads (controller/topology.py).
         topo.gnbctl_topology      # the TOML file for gnbctl --topology
         topo.nic, topo.hosts      # processes: stats(), kill(), restart()
         topo.network.links        # the namespaces: n3, ran, baas
+        topo.baas                 # with TopologyConfig(baas=True): the buffering
+                                  # service in the baas namespace, on the NIC's
+                                  # BaaS PF; gRPC on a UNIX socket ([baas] in the
+                                  # topology file)
 
 With `pf_vdevs` the NIC's PFs are those DPDK vdevs instead (the benchmark's
 net_pcap replay and net_null sinks) and no namespaces are made.
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from t4p4s.stf.compile_cache import compile_cached
+from testbench.topology import baas as baas_process
 from testbench.topology.namespaces import TopologyNetwork
 from testbench.topology.processes import (AF_PACKET_FRAMES, Target, af_packet_pf_vdevs,
                                           dpdk_runtime_dir, host_spec, hugepage_files, nic_spec,
@@ -47,6 +52,10 @@ class TopologyConfig:
     # veth pairs into the namespaces of TopologyNetwork.
     pf_vdevs: tuple[str, ...] | None = None
     nic_extra_mbufs: int = 0                # for a net_pcap PF that replays from memory
+    # the buffering service on the far end of the BaaS PF (namespaces only)
+    baas: bool = False
+    baas_lcore: int = 1
+    baas_options: tuple[str, ...] = ("--max-pdus", "32768")
     run_root: Path = field(default_factory=lambda: REPO_ROOT / "build" / "topology")
 
 
@@ -69,6 +78,7 @@ class HybridTopology:
         self.network: TopologyNetwork | None = None
         self.nic: Target | None = None
         self.hosts: list[Target] = []
+        self.baas: baas_process.Baas | None = None
         self.nic_build = self.host_build = None
 
     @property
@@ -117,7 +127,22 @@ class HybridTopology:
                                                device_id=2 + i, hugepages=config.hugepages)))
         for host in self.hosts:
             self.wait_memif_connected(host)
+        if config.baas:
+            self.baas = baas_process.Baas(self.baas_spec())
         self.gnbctl_topology.write_text(self.gnbctl_toml())
+
+    def baas_spec(self) -> baas_process.BaasSpec:
+        if self.network is None:
+            raise TopologyError("the BaaS runs on the far end of the BaaS PF's veth: "
+                                "it needs the namespaces (no pf_vdevs)")
+        link = self.network.links["baas"]
+        return baas_process.BaasSpec(
+            baas_process.build(), [f"net_af_packet0,iface={link.pair.test},"
+                                   f"framecnt={AF_PACKET_FRAMES}"],
+            lcore=self.config.baas_lcore, run_dir=self.run_dir / "baas",
+            file_prefix=f"{topology_eal_prefix(self.tag)}baas",
+            grpc=f"unix:{self.socket_dir / 'baas.grpc'}", netns=link.netns.name,
+            options=list(self.config.baas_options))
 
     @property
     def nic_registers_file(self) -> Path:
@@ -181,9 +206,14 @@ class HybridTopology:
         parts = [target("nic", "nic", self.nic.spec, self.nic_build)]
         parts += [target(host.name, "host", host.spec, self.host_build,
                          ('nic = "nic"', f"vf = {i}")) for i, host in enumerate(self.hosts)]
+        if self.baas is not None:
+            parts.append(f'[baas]\naddress = "{self.baas.spec.grpc}"\n')
         return "\n".join(parts)
 
     def close(self):
+        if self.baas is not None:
+            self.baas.stop()
+            self.baas = None
         for target in reversed(self.targets):
             target.stop()
         self.hosts.clear()
