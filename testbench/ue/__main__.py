@@ -15,7 +15,8 @@ import sys
 import threading
 from pathlib import Path
 
-from testbench.ue.emulator import EmulatorConfig, UeEmulator, open_radio_socket
+from testbench.ue.emulator import (STATUS_MAX_BYTES_DEFAULT, EmulatorConfig, UeEmulator,
+                                   open_radio_socket)
 from testbench.ue.link import LossyLink
 from testbench.ue.rlc_am_rx import DEFAULT_T_REASSEMBLY_MS, DEFAULT_T_STATUS_PROHIBIT_MS
 
@@ -36,8 +37,10 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, help="summary file (default: stdout)")
     parser.add_argument("--t-reassembly-ms", type=int, default=DEFAULT_T_REASSEMBLY_MS)
     parser.add_argument("--t-status-prohibit-ms", type=int, default=DEFAULT_T_STATUS_PROHIBIT_MS)
-    parser.add_argument("--status-max-bytes", type=int,
-                        help="bound on a STATUS PDU's size (5.3.4 trimming)")
+    parser.add_argument("--status-max-bytes", type=int, default=STATUS_MAX_BYTES_DEFAULT,
+                        help="bound on a STATUS PDU's size, 5.3.4 trimming (default "
+                             f"{STATUS_MAX_BYTES_DEFAULT}: a 1,500-octet MTU less the shim; "
+                             "0: none)")
     parser.add_argument("--pad-status-to", type=int, default=0,
                         help="zero-pad STATUS frames to this many octets (60: Ethernet minimum)")
     parser.add_argument("--gnb-mac", help="STATUS destination MAC (default: learnt per DRB)")
@@ -67,7 +70,7 @@ def main(argv=None) -> int:
                             t_status_prohibit_ms=arguments.t_status_prohibit_ms,
                             in_order=not arguments.out_of_order, sdap=not arguments.no_sdap,
                             learn_first_sn=arguments.learn_first_sn,
-                            status_max_bytes=arguments.status_max_bytes,
+                            status_max_bytes=arguments.status_max_bytes or None,
                             status_pad_to=arguments.pad_status_to, gnb_mac=arguments.gnb_mac,
                             record_k=not arguments.no_k_lists)
     link = LossyLink(arguments.loss, arguments.seed, arguments.uplink_loss)

@@ -41,6 +41,7 @@ SO_RCVBUFFORCE = 33
 BEARER_TYPE = ETHERTYPE_BEARER.to_bytes(2, "big")
 SHIM_END = 18                     # Ethernet 14 + bearer shim 4: the RLC header starts here
 SDAP_DL_BYTES = 1
+STATUS_MAX_BYTES_DEFAULT = 1500 - 4
 RECEIVE_BATCH = 256               # frames read before the clock is looked at again
 
 
@@ -51,7 +52,9 @@ class EmulatorConfig:
     in_order: bool = True                # deliver SDUs in SN order (see RlcAmReceiver)
     sdap: bool = True                    # an SDAP DL header precedes the inner packet
     learn_first_sn: bool = False         # RX_Next from a DRB's first frame, not 0
-    status_max_bytes: int | None = None  # STATUS PDU size bound (5.3.4 trimming)
+    # STATUS PDU size bound (5.3.4 trimming): what fits a 1,500-octet MTU after the
+    # 4-octet shim; None: unbounded (a frame over the MTU is then not sent)
+    status_max_bytes: int | None = STATUS_MAX_BYTES_DEFAULT
     status_pad_to: int = 0               # zero-pad STATUS frames to this length
     gnb_mac: str | None = None           # STATUS destination; None: each DRB's frames' source
     record_k: bool = True                # keep every delivered k (else only counts)
@@ -153,19 +156,21 @@ class UeEmulator:
                 self.ignored["rlc_um"] += 1
                 return
             drb = self.drbs[key] = Drb(self, key >> 8, key & 0xFF, flags, frame)
+        rx = drb.rx
+        if drb.learn_first_sn:
+            # before the link: the UE joins knowing where the gNB's numbering
+            # stands (as bearer setup tells it), even if this frame is lost
+            drb.learn_first_sn = False
+            if frame[SHIM_END] & 0x80 and len(frame) > SHIM_END + drb.rlc_header:
+                first = frame[SHIM_END]
+                rx.reset((((first & 0x03) << 16) | (frame[19] << 8) | frame[20]) if drb.sn_bits == 18
+                         else (((first & 0x0F) << 8) | frame[19]))
         if self.link.drop_downlink():
             drb.link_dropped += 1
             return
         if flags != drb.flags:
             drb.bearer_format += 1
             return
-        rx = drb.rx
-        if drb.learn_first_sn:
-            drb.learn_first_sn = False
-            if frame[SHIM_END] & 0x80 and len(frame) > SHIM_END + drb.rlc_header:
-                first = frame[SHIM_END]
-                rx.reset((((first & 0x03) << 16) | (frame[19] << 8) | frame[20]) if drb.sn_bits == 18
-                         else (((first & 0x0F) << 8) | frame[19]))
         rx.receive_pdu(frame[SHIM_END:], now_ms)
         if rx.status_triggered:
             self._send_status(drb, now_ms)
@@ -185,7 +190,7 @@ class UeEmulator:
             frame += bytes(drb.pad_to - len(frame))
         try:
             self.send(frame)
-        except (BlockingIOError, InterruptedError):
+        except OSError:              # a full queue, a frame over the MTU: lost, counted
             self.send_errors += 1
             return
         drb.status_frames += 1

@@ -244,3 +244,26 @@ def test_per_frame_cost_allows_tens_of_thousands_of_frames_per_second():
     assert totals["delivered"] + totals["buffered_sdus"] == totals["pdus_received"]
     assert totals["distinct_k"] == totals["delivered"] > 0
     assert totals["order_violation_count"] == 0 and totals["duplicate_k_count"] == 0
+
+
+def test_status_is_trimmed_to_fit_the_mtu_by_default():
+    """1,023 lone missing SNs would take 2,049 octets: the STATUS is cut to
+    what fits 1,496 (MTU less the shim) and ACK_SN is the first SN left out."""
+    ue, wire = emulator()
+    header = radio_frame(DRB12, 0, 0)[:23]
+    for sn in range(0, 2048, 2):
+        ue.handle_frame(header[:18] + bytes([0x80 | sn >> 8, sn & 0xFF]) + header[20:]
+                        + inner_packet(sn), 0)
+    ue.on_clock(35)                 # RX_Highest_Status 3: NACK 1; restarted, trigger 2047
+    ue.on_clock(70)                 # RX_Highest_Status 2047
+    assert len(wire.frames) == 2 and len(wire.frames[1]) == 18 + 3 + 746 * 2
+    status = decode_status(wire.frames[1][18:], 12)
+    assert status == StatusPdu(1 + 2 * 746, tuple(Nack(sn) for sn in range(1, 1 + 2 * 746, 2)))
+    unbounded, _ = emulator(status_max_bytes=None)
+    unbounded.send = lambda frame: (_ for _ in ()).throw(OSError(90, "Message too long"))
+    for sn in range(0, 2048, 2):
+        unbounded.handle_frame(header[:18] + bytes([0x80 | sn >> 8, sn & 0xFF]) + header[20:]
+                               + inner_packet(sn), 0)
+    unbounded.on_clock(35)
+    unbounded.on_clock(70)
+    assert unbounded.send_errors == 2 and unbounded.summary()["drbs"][0]["status_frames"] == 0
