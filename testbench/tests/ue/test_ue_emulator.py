@@ -267,3 +267,32 @@ def test_status_is_trimmed_to_fit_the_mtu_by_default():
     unbounded.on_clock(35)
     unbounded.on_clock(70)
     assert unbounded.send_errors == 2 and unbounded.summary()["drbs"][0]["status_frames"] == 0
+
+
+class ScriptedLink(LossyLink):
+    """Drops the downlink frames at the given positions (0 = the first)."""
+
+    def __init__(self, drop_positions):
+        super().__init__()
+        self.drop_positions = set(drop_positions)
+
+    def drop_downlink(self) -> bool:
+        self.downlink_frames += 1
+        if self.downlink_frames - 1 in self.drop_positions:
+            self.downlink_dropped += 1
+            return True
+        return False
+
+
+def test_learn_first_sn_learns_even_from_a_frame_the_link_drops():
+    """The SN the UE starts at is the gNB's (bearer setup), not the radio's:
+    a lost first frame is a gap to NACK, not a new start past it."""
+    wire = Wire()
+    ue = UeEmulator(wire.send, ScriptedLink({0}), EmulatorConfig(learn_first_sn=True))
+    frames = [radio_frame(DRB12, 500 + sn, sn) for sn in range(3000, 3004)]
+    for frame in frames:
+        ue.handle_frame(frame, 0)
+    ue.on_clock(35)
+    assert [decode_status(f[18:], 12) for f in wire.frames] == [StatusPdu(3004, (Nack(3000),))]
+    ue.handle_frame(frames[0], 40)                    # the retransmission
+    assert ue.summary()["drbs"][0]["delivered_k"] == [3500, 3501, 3502, 3503]
