@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from testbench.ue.status_pdu import (FIXED_PART_BYTES, Nack, StatusPdu, check_sn_bits,
-                                     encode_status, MAX_NACK_RANGE)
+from testbench.ue.status_pdu import (FIXED_PART_BYTES, MAX_NACK_RANGE, Nack, StatusPdu,
+                                     check_sn_bits, encode_status)
 
 DEFAULT_T_REASSEMBLY_MS = 35       # TS 38.331 9.2.1 default (SRBs; DRBs have none)
 DEFAULT_T_STATUS_PROHIBIT_MS = 0
