@@ -128,6 +128,13 @@ class HybridTopology:
         for host in self.hosts:
             self.wait_memif_connected(host)
         if config.baas:
+            self.start_baas()
+        self.gnbctl_topology.write_text(self.gnbctl_toml())
+
+    def start_baas(self):
+        """The BaaS up (the bring-up does it with TopologyConfig(baas=True));
+        the topology file then names it."""
+        if self.baas is None:
             self.baas = baas_process.Baas(self.baas_spec())
         self.gnbctl_topology.write_text(self.gnbctl_toml())
 
