@@ -45,11 +45,7 @@ grpc::Status Service::Events(grpc::ServerContext *context,
         for (size_t i = 0; i < n; i++) {
             baas::v1::EventsResponse response;
             to_message(events[i], response.mutable_event());
-            // the batch goes out together, at its last event
-            grpc::WriteOptions options;
-            if (i + 1 < n)
-                options.set_buffer_hint();
-            if (!writer->Write(response, options))
+            if (!writer->Write(response))
                 return gone;
         }
         // caught up: a read that did not fill the buffer

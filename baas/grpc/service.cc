@@ -83,6 +83,16 @@ grpc::Status Service::ListSns(grpc::ServerContext *, const baas::v1::ListSnsRequ
     return grpc::Status::OK;
 }
 
+// A DRB's config has no global bound (max_pdus 0), whatever the BaaS
+// answers for a DRB that follows the defaults: a read-modify-write of a
+// DRB's config must not give it the defaults' max_pdus, which it refuses.
+static baas_config drb_config(const baas_drb_key *key, baas_config config)
+{
+    if (key != nullptr)
+        config.max_pdus = 0;
+    return config;
+}
+
 grpc::Status Service::GetConfig(grpc::ServerContext *, const baas::v1::ConfigRequest *request,
                                 baas::v1::ConfigResponse *response)
 {
@@ -98,7 +108,7 @@ grpc::Status Service::GetConfig(grpc::ServerContext *, const baas::v1::ConfigReq
     baas_config config{};
     grpc::Status status = from_errno(baas_api_get_config(which, &config), which);
     if (status.ok())
-        to_message(config, response->mutable_config());
+        to_message(drb_config(which, config), response->mutable_config());
     return status;
 }
 
@@ -119,14 +129,15 @@ grpc::Status Service::SetConfig(grpc::ServerContext *, const baas::v1::SetConfig
     grpc::Status status = from_errno(baas_api_get_config(which, &config), which);
     if (!status.ok())
         return status;
+    config = drb_config(which, config);
     apply(request->config(), &config);
     status = from_errno(baas_api_set_config(which, &config), which);
     if (!status.ok())
         return status;
-    // as the BaaS has it now (drb_max_pdus rounded up to a power of two)
+    // as the BaaS has it now
     status = from_errno(baas_api_get_config(which, &config), which);
     if (status.ok())
-        to_message(config, response->mutable_config());
+        to_message(drb_config(which, config), response->mutable_config());
     return status;
 }
 
