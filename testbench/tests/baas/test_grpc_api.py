@@ -13,7 +13,7 @@ import time
 import grpc
 import pytest
 
-from conftest import amd_frame
+from baas.conftest import amd_frame
 from controller import baas
 
 pytestmark = pytest.mark.dpdk
