@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from t4p4s.stf.control import RuntimeProcess, test_eal_args
+from testbench.topology.processes import dpdk_runtime_dir
 
 REPO = Path(__file__).resolve().parents[2]
 BAAS_SOURCE = REPO / "baas"
@@ -106,17 +107,22 @@ class Baas:
         return self.request({"cmd": "drb", "ue_id": ue_id, "lcid": lcid})
 
     def kill(self):
+        """Dies as a crash would; what it left (its EAL runtime directory,
+        which a clean exit removes) is removed, as Target.kill does."""
         os.killpg(self.process.process.pid, signal.SIGKILL)
         self.process.process.wait()
         self.process.stop()
+        shutil.rmtree(dpdk_runtime_dir(f"{self.spec.file_prefix}-{self.generation}"),
+                      ignore_errors=True)
 
     def restart(self):
         self.stop()
         self.start()
 
-    def stop(self):
-        if self.process is not None:
-            self.process.stop()
+    def stop(self) -> int | None:
+        """SIGTERM (a clean exit writes --stats-json); its exit status (a
+        sanitizer build's report makes it non-zero)."""
+        return self.process.stop() if self.process is not None else None
 
     def log_text(self) -> str:
         return self.process.log_path.read_text(errors="replace")

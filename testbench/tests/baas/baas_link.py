@@ -100,8 +100,10 @@ class BaasLink:
             time.sleep(0.01)
 
     def close(self):
+        """Stops everything; the BaaS must exit cleanly (status 0: no
+        sanitizer report on the sanitize build)."""
         if self.capture is not None:
             self.capture.close()
-        if self.baas is not None:
-            self.baas.stop()
+        status = self.baas.stop() if self.baas is not None else 0
         self.veth.close()
+        assert status == 0, f"the BaaS exited with {status}:\n{self.baas.log_text()[-4000:]}"

@@ -15,8 +15,8 @@ UE, LCID = 7, 4
 
 
 @pytest.fixture(scope="module")
-def baas_executable(dpdk_environment):
-    return baas_process.build()
+def baas_executable(dpdk_environment, build_variant):
+    return baas_process.build(build_variant)
 
 
 @pytest.fixture
