@@ -5,10 +5,11 @@ frame against what was sent (traffic.py numbers every frame):
 * per DRB, in output order, PDCP and RLC SNs go up by one (mod 2^18) from
   where the DRB stood, and the frames come out in the order they were sent;
 * every radio frame is the expected radio frame of its sent frame, byte
-  for byte. Building each with scapy takes too long at tens of thousands
-  of frames, so RadioFrames patches one frames.py-built frame per output
-  frame; every BYTES_CHECK_EVERY-th frame is also compared with the one
-  frames.py builds for it, which keeps the patching honest;
+  for byte, its RLC poll bit included (RadioFrames.poll). Building each
+  with scapy takes too long at tens of thousands of frames, so RadioFrames
+  patches one frames.py-built frame per output frame; every
+  BYTES_CHECK_EVERY-th frame is also compared with the one frames.py
+  builds for it, which keeps the patching honest;
 * the buffering service got the same frames (RLC AM copies).
 
 With `restart_from` (a NIC restart during the run) the first frame of each
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 
 from scapy.layers.l2 import Ether
 
-from testbench.gnb.frames import SN18_MODULUS
+from testbench.gnb.frames import POLL_BYTE_DEFAULT, POLL_PDU_DEFAULT, SN18_MODULUS
 from testbench.gnb.layers import BearerShim, Pdcp18, RlcAmData18, SdapDl
 from testbench.topology.traffic import (DownlinkFrames, downlink_packet, frame_index_of,
                                         inner_packet)
@@ -85,9 +86,21 @@ class SnCheck:
 class RadioFrames:
     """Reads (DRB, PDCP SN, RLC SN, frame index) from a downlink radio frame
     of a generated DRB (RLC AM, 18-bit SNs) and builds the frame those
-    values must give, from one template; offsets from testbench/gnb/layers.py."""
+    values must give, from one template; offsets from testbench/gnb/layers.py.
+
+    The RLC poll bit (TS 38.322 5.3.3.2; docs/wire-format.md, RLC poll bit)
+    follows from the RLC SN: a generated DRB runs with the default poll
+    configuration (nothing writes rlc_poll_config), all its PDUs carry RLC
+    SDUs of one size, and its poll counters start at 0 with its RLC SN (a
+    new registers file; a NIC restart keeps both or loses both, and every
+    PDU that takes an SN, lost later or not, counts). So the transmitter
+    polls on every `poll_every`-th PDU, the first of the PDU and byte
+    triggers to fire, and the PDU with RLC SN s carries P = 1 exactly when
+    (s + 1) is a multiple of it: poll_every divides 2^18, so this holds
+    across the SN's wrap."""
 
     SN_MASK = SN18_MODULUS - 1
+    POLL_BIT = 0x40            # the second bit of the RLC AMD PDU header
 
     def __init__(self):
         self.template = bytes(downlink_packet(0, 0).radio_frame(0, 0))
@@ -95,6 +108,15 @@ class RadioFrames:
         self.rlc_at = self.shim_at + len(BearerShim())
         self.pdcp_at = self.rlc_at + len(RlcAmData18())
         self.inner_at = self.pdcp_at + len(Pdcp18()) + len(SdapDl())
+        sdu_length = len(self.template) - self.pdcp_at
+        assert sdu_length == downlink_packet(0, 0).rlc_sdu_length
+        self.poll_every = min(POLL_PDU_DEFAULT, -(-POLL_BYTE_DEFAULT // sdu_length))
+        assert SN18_MODULUS % self.poll_every == 0, \
+            f"a poll every {self.poll_every} PDUs does not follow the RLC SN across its wrap"
+
+    def poll(self, rlc_sn: int) -> int:
+        """The poll bit of a generated DRB's PDU with this RLC SN."""
+        return int((rlc_sn + 1) % self.poll_every == 0)
 
     def _sn(self, frame: bytes, at: int) -> int:
         return int.from_bytes(frame[at:at + 3], "big") & self.SN_MASK
@@ -115,6 +137,8 @@ class RadioFrames:
         for at, sn in ((self.rlc_at, rlc_sn), (self.pdcp_at, pdcp_sn)):
             flags = frame[at] & ~(self.SN_MASK >> 16)
             frame[at:at + 3] = ((flags << 16) | sn).to_bytes(3, "big")
+        if self.poll(rlc_sn):
+            frame[self.rlc_at] |= self.POLL_BIT
         frame[self.inner_at:] = inner_packet(index)
         return bytes(frame)
 
@@ -171,7 +195,8 @@ def check_downlink(frames: DownlinkFrames, sent: int, radio: list[bytes], baas: 
         next_sns[drb] = ((pdcp_sn + 1) % SN18_MODULUS, (rlc_sn + 1) % SN18_MODULUS)
         expected = model.build(drb, pdcp_sn, rlc_sn, index)
         if position % BYTES_CHECK_EVERY == 0:
-            reference = downlink_packet(drb, index).radio_frame(pdcp_sn, rlc_sn)
+            reference = downlink_packet(drb, index).radio_frame(pdcp_sn, rlc_sn,
+                                                                 model.poll(rlc_sn))
             assert expected == reference, \
                 f"RadioFrames disagrees with frames.py:\n{expected.hex()}\n{reference.hex()}"
         if frame != expected:

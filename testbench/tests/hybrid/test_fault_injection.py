@@ -75,7 +75,7 @@ HUGEPAGES_NEEDED = 160
 TOPOLOGY_CONFIG = TopologyConfig(n_hosts=2, hugepages=hugepages_free() >= HUGEPAGES_NEEDED)
 
 FIGURES: list[dict] = []
-N_REGISTERS = 2             # nic.p4's: pdcp_tx_sn, rlc_tx_sn
+N_REGISTERS = 4             # nic.p4's: pdcp_tx_sn, rlc_tx_sn, rlc_poll_config, rlc_poll_state
 
 
 @pytest.fixture(scope="module", autouse=True)
