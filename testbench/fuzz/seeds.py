@@ -1,6 +1,7 @@
 """What a fuzz target starts from: the control commands (--entries) that
-install the test suites' DRBs, uplink bearers and the BaaS clone session
-(and, for the NIC, its offloading), and a seed corpus of the very frames
+install the test suites' DRBs, uplink bearers, the BaaS clone session and
+some RLC poll configuration (and, for the NIC, its offloading), and a seed
+corpus of the very frames
 those tests send, each with the port it arrives on.
 
 An input of the harness is one rx burst (t4p4s/runtime/fuzz/frame_fuzzer.c):
@@ -24,14 +25,16 @@ for _folder in (TESTS, TESTS / "gnb", TESTS / "nic"):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
-import test_downlink  # noqa: E402  (the gNB tests' frames, reused as seeds)
+import test_baas_retx  # noqa: E402  (the gNB tests' frames, reused as seeds)
+import test_downlink  # noqa: E402
 import test_drops  # noqa: E402
 import test_host_return  # noqa: E402
 import test_long_frames  # noqa: E402
 import test_uplink  # noqa: E402
 
-from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT,  # noqa: E402
-                                  baas_clone_session)
+from testbench.gnb.frames import (BAAS_PORT, N3_PORT, POLL_INFINITY, RADIO_PORT,  # noqa: E402
+                                  baas_clone_session, poll_cell, poll_config_write,
+                                  register_write)
 from testbench.gnb.nic_entries import (OFFLOAD_BUCKETS, PORTS, drb_entries,  # noqa: E402
                                        host_return_ports, offload_buckets, return_port,
                                        vf_buckets_round_robin)
@@ -41,24 +44,39 @@ BURST = 8
 
 
 def _unique(commands: list[dict]) -> list[dict]:
-    """The first command for each table key (or clone session): the test
-    modules reuse some keys with other parameters."""
+    """The first command for each table key (clone session, register cell):
+    the test modules reuse some keys with other parameters."""
     seen, unique = set(), []
     for command in commands:
         key = json.dumps([command["cmd"], command.get("table"), command.get("match"),
-                          command.get("session")], sort_keys=True)
+                          command.get("session"), command.get("register"),
+                          command.get("index")], sort_keys=True)
         if key not in seen:
             seen.add(key)
             unique.append(command)
     return unique
 
 
+def poll_registers() -> list[dict]:
+    """RLC poll thresholds that fire within a seed burst (every 2nd PDU,
+    every 1,000 bytes), both triggers off, and counts a PDU from
+    saturation; the other AM DRBs keep the defaults."""
+    am = [drb.drb_index for drb in test_downlink.DRBS if drb.rlc_am]
+    return [poll_config_write(am[0], poll_pdu=2),
+            poll_config_write(am[1], poll_byte=1000),
+            poll_config_write(am[2], POLL_INFINITY, POLL_INFINITY),
+            register_write("rlc_poll_state", am[2], poll_cell(POLL_INFINITY - 1,
+                                                              POLL_INFINITY - 100))]
+
+
 def host_entries() -> list[dict]:
-    """Every DRB and bearer of the gNB tests, and the BaaS clone session."""
+    """Every DRB and bearer of the gNB tests, the BaaS clone session and
+    some RLC poll configuration."""
     commands = [drb.table_entry() for drb in test_downlink.DRBS]
     commands += [bearer.table_entry() for bearer in test_uplink.BEARERS]
-    commands += test_drops.ENTRIES + test_long_frames.ENTRIES
+    commands += test_drops.ENTRIES + test_long_frames.ENTRIES + test_baas_retx.ENTRIES
     commands.append(baas_clone_session())
+    commands += poll_registers()
     return _unique(commands)
 
 
@@ -87,6 +105,11 @@ def _host_frames() -> list[tuple[int, bytes]]:
     for drb, length in zip(long_drbs, (3000, 4000, 9000)):
         frames.append((N3_PORT, test_long_frames.downlink_of_length(drb, 1, length).n3_frame()))
     frames.append((BAAS_PORT, frames[0][1]))
+    # retransmissions from the BaaS, good and bad
+    frames += [(BAAS_PORT, test_baas_retx.retransmission(drb, i, 80, i, i, i % 2))
+               for i, drb in enumerate(test_baas_retx.DRBS) if drb.rlc_am]
+    for reason_frames in test_baas_retx.bad_retransmissions().values():
+        frames += [(BAAS_PORT, frame) for frame in reason_frames]
     return frames
 
 

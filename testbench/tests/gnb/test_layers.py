@@ -10,8 +10,9 @@ from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from testbench.gnb.frames import (DlDrb, DownlinkPacket, SequenceNumbers, UlBearer,
-                                  UplinkPacket, register_write)
+from testbench.gnb.frames import (POLL_INFINITY, DlDrb, DownlinkPacket, SequenceNumbers,
+                                  UlBearer, UplinkPacket, poll_cell, poll_config_write,
+                                  poll_fields, register_write)
 from testbench.gnb.layers import (SHIM_PDCP_SN18, SHIM_RLC_AM, SHIM_RLC_SN18, BearerShim,
                                   NackSn12, NackSn18, Pdcp12, Pdcp18, PdcpControl, RlcAmData12,
                                   RlcAmData18, RlcStatus12, RlcStatus18, RlcUmData, SdapDl,
@@ -184,6 +185,56 @@ def test_sequence_numbers_wrap_and_um_has_no_rlc_sn():
     sns.preset(um, pdcp=4095)
     assert [sns.take(um) for _ in range(2)] == [(4095, None), (0, None)]
     assert um.flags == 0, "RLC SN 18 is an AM flag only"
+
+
+def test_poll_bit_in_the_expected_frame_spelt_out():
+    """P is the second bit of both AMD PDU headers (TS 38.322 6.2.2.4)."""
+    packet = DownlinkPacket(DRB, b"\x01\x02", seq=9)
+    assert packet.radio_frame(0, 0x678, poll=1)[18:] == hexa("c678 800000 09 0102")
+    am18 = DlDrb(teid=2, drb_index=9, ue_id=1, lcid=4, rlc_am=True, rlc_sn18=True,
+                 pdcp_sn18=False, default_qfi=1, ue_mac="02:00:00:00:00:01")
+    assert DownlinkPacket(am18, b"").radio_frame(0, 0x3FFFF, 1)[18:21] == \
+        bits("11000011 11111111 11111111")
+    assert Ether(DownlinkPacket(am18, b"").radio_frame(0, 5, 1))[RlcAmData18].poll == 1
+    assert packet.rlc_sdu_length == 3 + 1 + 2
+    assert DownlinkPacket(DRB, b"ab", trailer=bytes(5)).rlc_sdu_length == 3 + 1 + 2 + 5
+
+
+def test_poll_register_layout():
+    """The PDU count in bits 31..0, the byte count in bits 63..32; JSON
+    values beyond 53 bits are hex strings."""
+    assert poll_cell(64, 125_000) == 0x0001E848_00000040
+    assert poll_fields(0x0001E848_00000040) == (64, 125_000)
+    assert poll_config_write(7, poll_pdu=16, poll_byte=POLL_INFINITY) == {
+        "cmd": "register_write", "register": "rlc_poll_config", "index": 7,
+        "value": "0xffffffff00000010"}
+    assert register_write("rlc_poll_config", 7, 1 << 52)["value"] == 1 << 52
+    with pytest.raises(AssertionError):
+        poll_cell(1 << 32, 0)
+
+
+def test_poll_model():
+    """Every pollPDU-th PDU, or the PDU that brings the bytes to pollByte;
+    a config field of 0 is its default; all ones is off; saturation."""
+    sns = SequenceNumbers()
+    assert [sns.poll(DRB, 10) for _ in range(130)] == ([0] * 63 + [1]) * 2 + [0, 0]
+    assert sns.poll_state[DRB.drb_index] == (2, 20)
+    other = DlDrb(teid=3, drb_index=10, ue_id=1, lcid=5, rlc_am=True, rlc_sn18=False,
+                  pdcp_sn18=False, default_qfi=1, ue_mac="02:00:00:00:00:01")
+    assert sns.configure_poll(other, poll_byte=300) == [poll_config_write(10, 0, 300)]
+    assert [sns.poll(other, size) for size in (100, 100, 100, 299, 1, 1000)] == \
+        [0, 0, 1, 0, 1, 1]
+    assert [sns.poll(other, 125_000) for _ in range(2)] == [1, 1]
+    sns.configure_poll(other, POLL_INFINITY, POLL_INFINITY)
+    sns.preset_poll_state(other, POLL_INFINITY - 1, POLL_INFINITY - 5)
+    assert [sns.poll(other, 4) for _ in range(3)] == [0, 0, 0]
+    assert sns.poll_state[10] == (POLL_INFINITY, POLL_INFINITY)
+    sns.configure_poll(other, poll_pdu=64)
+    assert sns.poll(other, 1) == 1
+    # the default pollByte first: 1,954-byte SDUs reach 125,000 on the 64th too
+    # (63 x 1,954 = 123,102), 2,000-byte ones on the 63rd
+    big = SequenceNumbers()
+    assert [big.poll(DRB, 2000) for _ in range(63)] == [0] * 62 + [1]
 
 
 def test_control_entries():
