@@ -38,10 +38,15 @@ usage(const char *prog)
 		"  --max-retx N           default maxRetxThreshold, 1..32 (default %d)\n"
 		"  --drb-max-pdus N       default bound per DRB, 1..%d (default %d)\n"
 		"  --max-pdus N           bound over all DRBs, 1..16777216 (default %d)\n"
-		"  --mbuf-size BYTES      data room of the BaaS's mbufs (default %d)\n",
+		"  --mbuf-size BYTES      data room of the BaaS's mbufs (default %d)\n"
+		"  --rx-replay PORT:FILE.pcap\n"
+		"                         overwrite each packet PORT receives with the next\n"
+		"                         frame of FILE, round and round (a benchmark source\n"
+		"                         for a net_null port, as the target runtime's; up to\n"
+		"                         %d times)\n",
 		prog, BAAS_MAX_RINGS, BAAS_MAX_BURST, DEFAULT_T_POLL_RETRANSMIT_MS,
 		DEFAULT_MAX_RETX, MAX_DRB_PDUS, DEFAULT_DRB_MAX_PDUS, DEFAULT_MAX_PDUS,
-		RTE_MBUF_DEFAULT_DATAROOM);
+		RTE_MBUF_DEFAULT_DATAROOM, BAAS_MAX_RX_REPLAY);
 }
 
 const char *
@@ -62,7 +67,7 @@ baas_config_check(const struct baas_config *c, bool defaults)
 
 enum { OPT_GRPC = 256, OPT_CONTROL, OPT_STATS_JSON, OPT_DURATION, OPT_BURST,
        OPT_T_POLL, OPT_MAX_RETX, OPT_DRB_MAX_PDUS, OPT_MAX_PDUS, OPT_MBUF_SIZE,
-       OPT_RING, OPT_HELP };
+       OPT_RING, OPT_RX_REPLAY, OPT_HELP };
 
 static int
 parse_ring(const char *arg, struct baas_options *o)
@@ -95,6 +100,7 @@ baas_options_parse(int argc, char **argv, const char *prog, struct baas_options 
 		{ "max-pdus", required_argument, NULL, OPT_MAX_PDUS },
 		{ "mbuf-size", required_argument, NULL, OPT_MBUF_SIZE },
 		{ "ring", required_argument, NULL, OPT_RING },
+		{ "rx-replay", required_argument, NULL, OPT_RX_REPLAY },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -164,6 +170,13 @@ baas_options_parse(int argc, char **argv, const char *prog, struct baas_options 
 		case OPT_RING:
 			if (parse_ring(optarg, out) < 0)
 				goto bad;
+			break;
+		case OPT_RX_REPLAY:
+			if (out->n_rx_replay == BAAS_MAX_RX_REPLAY) {
+				fprintf(stderr, "error: --rx-replay: at most %d\n", BAAS_MAX_RX_REPLAY);
+				goto bad;
+			}
+			out->rx_replay[out->n_rx_replay++] = optarg;
 			break;
 		case OPT_HELP:
 			usage(prog);

@@ -8,6 +8,7 @@
 #include <baas/api.h>
 
 #define BAAS_MAX_RINGS 8
+#define BAAS_MAX_RX_REPLAY 8
 
 struct baas_options {
 	const char *grpc_address;      /* --grpc [ADDR:]PORT, or NULL */
@@ -20,6 +21,8 @@ struct baas_options {
 	const char *ring_in[BAAS_MAX_RINGS];   /* --ring IN,OUT */
 	const char *ring_out[BAAS_MAX_RINGS];
 	unsigned n_rings;
+	const char *rx_replay[BAAS_MAX_RX_REPLAY];  /* --rx-replay PORT:FILE.pcap */
+	unsigned n_rx_replay;
 };
 
 /* Parses argv (without the EAL part); on error prints why and the usage

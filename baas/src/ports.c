@@ -12,6 +12,7 @@
 
 #include "baas.h"
 #include "options.h"
+#include "rx_replay.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024
@@ -204,6 +205,17 @@ baas_ports_init(void)
 	for (unsigned i = 0; i < baas.opts->n_rings; i++)
 		if (attach_rings(i, &next_lcore) != 0)
 			return -1;
+	/* the target runtime's benchmark source (t4p4s/runtime/src/rx_replay.c),
+	 * on ports configured (rx queue set up) but not yet started */
+	for (unsigned i = 0; i < baas.opts->n_rx_replay; i++) {
+		if (secondary) {
+			fprintf(stderr, "error: --rx-replay: a secondary process has no ports of "
+				"its own\n");
+			return -1;
+		}
+		if (t4p4s_rx_replay_attach(baas.opts->rx_replay[i], baas.pool) != 0)
+			return -1;
+	}
 	for (unsigned w = 0; w < baas.n_lcores; w++)
 		baas.lcores[w]->txq = (uint16_t)w;
 	RTE_ETH_FOREACH_DEV(port) {

@@ -8,19 +8,24 @@
  * locked ring dequeue and enqueue per packet and its frames spread over
  * 2 KB mbufs, about 50 cycles a packet on our machines, which a benchmark
  * of the pipeline would otherwise count as pipeline work.  Each rx queue
- * has its own cursor, starting at a different frame. */
+ * has its own cursor, starting at a different frame.
+ *
+ * Self-contained (DPDK and libpcap only, no runtime state): the buffering
+ * service (baas/) links this file too, for its own --rx-replay. */
 #include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 
 #include "rx_replay.h"
-#include "runtime.h"
 
 struct replay_frames {
 	uint8_t *bytes;        /* frame i at bytes + i * stride */
