@@ -104,10 +104,15 @@ global_json(void)
 			json_array_append_new(attachments, j);
 		}
 	}
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o}",
+	/* what one held copy costs in the pool (port mode): mempool object
+	 * header, struct rte_mbuf, headroom and data room, trailer */
+	const struct rte_mempool *mp = baas.pool;
+	uint64_t element = mp != NULL ? (uint64_t)mp->header_size + mp->elt_size + mp->trailer_size : 0;
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o}",
 		"drbs", (json_int_t)g.n_drbs, "held", (json_int_t)g.held,
 		"held_bytes", (json_int_t)g.held_bytes, "pool_size", (json_int_t)g.pool_size,
-		"pool_in_use", (json_int_t)g.pool_in_use, "counters", counters_json(&g.counters),
+		"pool_in_use", (json_int_t)g.pool_in_use,
+		"pool_element_bytes", (json_int_t)element, "counters", counters_json(&g.counters),
 		"lcores", lcores, "attachments", attachments);
 }
 
