@@ -173,3 +173,50 @@ def write_hybrid_png(path: Path, hybrid: dict, machine: Machine) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+def write_baas_png(path: Path, baas: dict, machine: Machine) -> None:
+    """The buffering service on one lcore: AMD PDUs (and all frames) per
+    second for each mix, next to host.p4's AM copies per lcore in the same
+    run and the papers' figures per core; memory per buffered PDU below."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = []       # (label, Mpps, colour, annotation)
+    for name, mix in baas["mixes"].items():
+        lost = "" if not mix["losses"] else ", AM PDUs LOST"
+        rows.append((f"BaaS {name}: AMD PDUs", mix["amd_mpps"], "#2a6fbb",
+                     f"{mix['amd_mpps']:.2f} Mpps, {mix['cycles_per_amd_pdu']:.0f} cycles/PDU{lost}"))
+        rows.append((f"BaaS {name}: AMD + STATUS frames", mix["frames_mpps"], "#8fb3de",
+                     f"{mix['frames_mpps']:.2f} Mpps"))
+    if baas.get("host_p4_am_mpps") is not None:
+        rows.append(("host.p4 AM copies (gnb_host_p4, this run)", baas["host_p4_am_mpps"], "#c0392b",
+                     f"{baas['host_p4_am_mpps']:.2f} Mpps"))
+    for name, paper in baas["papers"].items():
+        per_core = paper["mpps"] / paper["cores"]
+        rows.append((f"{name.replace('_', ' ')} (per core)", per_core, "#888888",
+                     f"{per_core:.2f} Mpps/core ({paper['note']})"))
+    figure, axes = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.9))
+    labels = [r[0] for r in rows]
+    bars = axes.barh(labels, [r[1] for r in rows], color=[r[2] for r in rows])
+    axes.invert_yaxis()
+    right = max((r[1] for r in rows), default=1.0) or 1.0
+    axes.set_xlim(0, right * 1.75)
+    axes.set_xlabel("Mpps, one lcore (median of runs); papers: their rate per core")
+    for bar, row in zip(bars, rows):
+        axes.text(bar.get_width() + right * 0.01, bar.get_y() + bar.get_height() / 2, row[3],
+                  va="center", fontsize=8)
+    if baas.get("host_p4_am_mpps") is not None:
+        axes.axvline(baas["host_p4_am_mpps"], color="#c0392b", linestyle="--", linewidth=1)
+    memory = baas["memory"]
+    axes.set_title(f"buffering service, 128 B PDUs, 65,536 DRBs, port attachment (rings: "
+                   f"{baas['attachments']['ring']})\n{machine.cpu_model}, TSC "
+                   f"{machine.tsc_hz / 1e9:.2f} GHz, DPDK {machine.dpdk_version}", fontsize=9)
+    figure.text(0.01, 0.01, f"memory per buffered PDU: {memory['bytes_per_buffered_pdu']} B "
+                f"(mbuf pool element {memory['pool_element_bytes']} B + {memory['slot_bytes']} B "
+                f"slot); details in bench.json \"baas\"", fontsize=7)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

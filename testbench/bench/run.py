@@ -1,9 +1,10 @@
 """`make bench`: every workload measured in the same run on the same lcore,
-then the sections measured apart (drb_load: gnbctl's DRB load; hybrid: the
-hybrid topology by offload percentage; p4runtime_write: the P4Runtime
-server's write rate; frontend_speed: the compiler's front end); results
-printed and written to testbench/results/bench.{json,png} and
-bench_hybrid.png.
+then the sections measured apart (baas: the buffering service on the same
+lcore, next to the gNB step 5's AM rate; drb_load: gnbctl's DRB load;
+hybrid: the hybrid topology by offload percentage; p4runtime_write: the
+P4Runtime server's write rate; frontend_speed: the compiler's front end);
+results printed and written to testbench/results/bench.{json,png},
+bench_baas.png and bench_hybrid.png.
 
 Exit status: 0 when everything selected was measured, the compiled
 programs reach their target shares of their baselines and the sections with
@@ -16,17 +17,17 @@ from pathlib import Path
 
 from rich.console import Console
 
-from testbench.bench import drb_load, frontend_speed, hybrid, p4runtime_write
+from testbench.bench import baas, drb_load, frontend_speed, hybrid, p4runtime_write
 from testbench.bench.dpdk import BenchError
 from testbench.bench.machine import describe_machine
-from testbench.bench.report import (speed_verdicts, print_hybrid_table, print_table, write_hybrid_png,
-                                    write_json, write_png)
+from testbench.bench.report import (speed_verdicts, print_hybrid_table, print_table, write_baas_png,
+                                    write_hybrid_png, write_json, write_png)
 from testbench.bench.sample import Measurement
 from testbench.bench.workloads import ALL_WORKLOADS, PEERS_NOT_MEASURED, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # measured apart from the forwarding workloads
-SECTIONS = ("drb_load", "hybrid", "p4runtime_write", "frontend_speed")
+SECTIONS = ("baas", "drb_load", "hybrid", "p4runtime_write", "frontend_speed")
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -104,6 +105,14 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"    {sample.pps / 1e6:.2f} Mpps, {sample.cycles_per_packet:.1f} cycles/packet")
 
     sections = {}
+    if selected("baas"):
+        # host.p4 copies every frame it takes (all AM DRBs) to the BaaS port once
+        host_p4 = measurements.get("gnb_host_p4")
+        sections["baas"] = _measure_section(
+            "baas", "the buffering service on one lcore, --rx-replay into net_null",
+            lambda: baas.measure(args.repeats, args.duration, args.lcore, machine.tsc_hz,
+                                 args.build_dir, host_p4.mpps if host_p4 else None),
+            console, baas.summary)
     if selected("drb_load"):
         sections["drb_load"] = _measure_section(
             "drb_load", "gnbctl, two P4Runtime targets",
@@ -139,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     if results:
         written.append(args.results_dir / "bench.png")
         write_png(written[-1], results, machine)
+    if "baas" in sections and "skipped" not in sections["baas"]:
+        written.append(args.results_dir / "bench_baas.png")
+        write_baas_png(written[-1], sections["baas"], machine)
     if "hybrid" in sections and "skipped" not in sections["hybrid"]:
         print_hybrid_table(sections["hybrid"], console)
         written.append(args.results_dir / "bench_hybrid.png")
