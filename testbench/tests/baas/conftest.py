@@ -3,7 +3,8 @@ testbench/tests/controller/test_gnbctl_baas.py imports BaasProcess and
 amd_frame from here).
 
 `start_baas(frames=..., options=...)` runs build/baas/baas (built with
-baas/Makefile first) on one port: `net_null0` (no frames: it receives only
+baas/Makefile first; with pytest's `--variant sanitize`,
+build/baas-sanitize/baas) on one port: `net_null0` (no frames: it receives only
 empty frames, dropped as not_bearer), or, with frames, a `net_pcap` port
 that replays them once at start, so the BaaS holds those DRBs before the
 test begins. App arguments: `--grpc 0` (the port is read from the line it
@@ -38,17 +39,19 @@ DEFAULT_OPTIONS = ["--max-pdus", "16384", "--t-poll-retransmit", "60000"]
 _runs = itertools.count()
 
 
-def build() -> Path:
-    """build/baas/baas, made if stale (one make at a time)."""
-    EXECUTABLE.parent.parent.mkdir(parents=True, exist_ok=True)
-    with open(REPO / "build" / ".baas.lock", "w") as lock:
+def build(variant: str = "release") -> Path:
+    """build/baas[-VARIANT]/baas, made if stale (one make at a time)."""
+    suffix = "" if variant == "release" else f"-{variant}"
+    (REPO / "build").mkdir(exist_ok=True)
+    with open(REPO / "build" / f".baas{suffix}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         done = subprocess.run(["make", "-s", "-C", str(REPO / "baas"),
-                               f"-j{os.cpu_count() or 1}"], capture_output=True, text=True,
-                              timeout=1800)
+                               f"-j{os.cpu_count() or 1}", f"VARIANT={variant}"],
+                              capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
-        raise RuntimeError(f"building the BaaS failed:\n{done.stdout}\n{done.stderr}")
-    return EXECUTABLE
+        raise RuntimeError(f"building the BaaS ({variant}) failed:\n{done.stdout}\n"
+                           f"{done.stderr}")
+    return REPO / "build" / f"baas{suffix}" / "baas"
 
 
 def amd_frame(ue_id: int, lcid: int, sn: int, sn_bits: int = 12) -> bytes:
@@ -69,7 +72,7 @@ class BaasProcess:
     """One build/baas/baas; `address` is its gRPC server's HOST:PORT."""
 
     def __init__(self, run_dir: Path, frames: list[bytes] | None = None,
-                 options: list[str] | None = None):
+                 options: list[str] | None = None, executable: Path = EXECUTABLE):
         self.run_dir = run_dir
         self._channels = []
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -87,7 +90,7 @@ class BaasProcess:
         app = ["--grpc", "0", *(DEFAULT_OPTIONS if options is None else options)]
         self.log_path = run_dir / "baas.log"
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen([str(EXECUTABLE), *eal, "--", *app],
+            self.process = subprocess.Popen([str(executable), *eal, "--", *app],
                                             stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, start_new_session=True)
         try:
@@ -157,8 +160,9 @@ class BaasProcess:
 
 
 @pytest.fixture(scope="session")
-def baas_executable(dpdk_environment) -> Path:
-    return build()
+def baas_executable(dpdk_environment, build_variant) -> Path:
+    """The BaaS of pytest's --variant (release, or sanitize: ASan + UBSan)."""
+    return build(build_variant)
 
 
 @pytest.fixture
@@ -169,7 +173,8 @@ def start_baas(baas_executable, tmp_path):
     started: list[BaasProcess] = []
 
     def start(frames: list[bytes] | None = None, options: list[str] | None = None):
-        process = BaasProcess(tmp_path / f"baas{len(started)}", frames, options)
+        process = BaasProcess(tmp_path / f"baas{len(started)}", frames, options,
+                              baas_executable)
         started.append(process)
         return process
     yield start

@@ -25,14 +25,15 @@ HELD = {(3, 4): range(5), (5, 4): range(2)}
 
 
 @pytest.fixture(scope="module")
-def baas_executable(dpdk_environment):
-    return build()
+def baas_executable(dpdk_environment, build_variant):
+    return build(build_variant)
 
 
 @pytest.fixture
 def baas(baas_executable, tmp_path):
     process = BaasProcess(tmp_path / "baas", [amd_frame(*drb, sn)
-                                              for drb, sns in HELD.items() for sn in sns])
+                                              for drb, sns in HELD.items() for sn in sns],
+                          executable=baas_executable)
     try:
         process.wait_received(sum(len(s) for s in HELD.values()))
         yield process
