@@ -201,7 +201,7 @@ def _event_line(event: dict) -> str:
 
 def _counter_rows(counters: dict) -> list[list]:
     rows = [[k, v] for k, v in counters.items() if k != "dropped"]
-    return rows + [[f"dropped: {k}", v] for k, v in counters["dropped"].items() if v]
+    return rows + [[f"dropped: {k}", v] for k, v in sorted(counters["dropped"].items()) if v]
 
 
 async def _baas(args, topo, out: Output):
