@@ -1,6 +1,6 @@
 """The gNB's counters on one target: drops by reason, per-DRB downlink and
 uplink packets/bytes (only DRBs that counted something), uplink STATUS
-PDUs."""
+PDUs, retransmissions from the BaaS forwarded to the radio."""
 from __future__ import annotations
 
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
@@ -10,7 +10,8 @@ from controller.errors import MissingP4Object
 # p4src/gnb/constants.p4, DROP_*: the index into drop_counter.
 DROP_REASONS = {0: "truncated", 1: "not_gtp", 2: "bad_ipv4", 3: "gtp_unsupported",
                 4: "unknown_teid", 5: "ul_segmented", 6: "ul_control_pdu",
-                7: "unknown_bearer", 8: "wrong_port"}
+                7: "unknown_bearer", 8: "wrong_port", 9: "bad_host_frame",
+                10: "bearer_format", 11: "bad_baas_frame"}
 
 
 async def _read_counter(target, name: str) -> dict[int, tuple[int, int]]:
@@ -47,4 +48,7 @@ async def read(target) -> dict:
     if target.schema.counters.get("ul_status_counter") is not None:
         status = await _read_counter(target, "ul_status_counter")
         result["ul_status_pdus"] = _total(status)
+    if target.schema.counters.get("baas_retx_counter") is not None:
+        retx = await _read_counter(target, "baas_retx_counter")
+        result["baas_retransmissions"] = {"total": _total(retx), "per_drb": _nonzero(retx)}
     return result
