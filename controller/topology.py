@@ -21,7 +21,8 @@
     vf = 0                            # ... on NIC ports 3+2*vf (to it), 4+2*vf (back)
 
     [baas]                            # optional: the buffering service (baas/)
-    address = "127.0.0.1:9600"        # its gRPC server (baas ... -- --grpc 9600)
+    address = "127.0.0.1:9600"        # its gRPC server (baas ... -- --grpc 9600),
+                                      # or "unix:PATH" (--grpc unix:PATH)
     name = "baas"                     # optional: how gnbctl names it (default "baas")
 
 Without a [baas] table, `gnbctl baas ...` is refused (exit code 2), `drb del`
