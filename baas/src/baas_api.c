@@ -161,8 +161,10 @@ run_command(struct baas_lcore *lc, struct command *c)
 			list_sns(d, c);
 		break;
 	case CMD_GET_CONFIG:
-		if (d != NULL)
+		if (d != NULL) {
 			c->config = *baas_drb_config(lc, d);
+			c->config.max_pdus = 0;   /* a global bound: never a DRB's (api.h) */
+		}
 		break;
 	case CMD_SET_CONFIG:
 		if (d != NULL) {
@@ -303,7 +305,8 @@ baas_api_list_drbs(int (*fn)(const struct baas_drb_info *, void *), void *arg)
 	struct command *c = command_new(CMD_LIST_DRBS, NULL);
 	int ret = run_locked(c);
 	if (ret == 0) {
-		qsort(c->infos, c->n_infos, sizeof(c->infos[0]), info_order);
+		if (c->n_infos > 1)   /* qsort's pointer must be valid even for none */
+			qsort(c->infos, c->n_infos, sizeof(c->infos[0]), info_order);
 		for (size_t i = 0; i < c->n_infos && fn(&c->infos[i], arg) == 0; i++)
 			;
 	}

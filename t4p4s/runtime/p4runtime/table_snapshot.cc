@@ -13,15 +13,17 @@ int TableSnapshot::copy(void *snapshot, const t4p4s_entry_view *view)
     size_t at = s.bytes_.size();
     s.bytes_.resize(at + s.entry_bytes(), 0);
     uint8_t *p = s.bytes_.data() + at;
-    if (view->value != nullptr)
+    // (an empty key or action data leaves bytes_ empty: memcpy's pointers
+    // must be valid even for 0 bytes)
+    if (view->value != nullptr && s.key_size_ != 0)
         std::memcpy(p, view->value, s.key_size_);
-    if (view->mask != nullptr)
+    if (view->mask != nullptr && s.key_size_ != 0)
         std::memcpy(p + s.key_size_, view->mask, s.key_size_);
     // the action data of the entry's action (a default action's data is
     // only that long), at most the table's largest
     size_t data = std::min<size_t>(t4p4s_program.actions[view->action].data_size,
                                    s.data_size_);
-    if (view->data != nullptr)
+    if (view->data != nullptr && data != 0)
         std::memcpy(p + 2 * s.key_size_, view->data, data);
     s.entries_.push_back(e);
     return 0;
