@@ -8,12 +8,20 @@ DRBs, each DRB's in turn, and the STATUS PDUs acknowledging them; once
 with 1% of the STATUS PDUs NACKing one SN). Retransmissions leave on the
 same port, where net_null discards them.
 
-Measured per run, from the BaaS's --stats-json: AMD PDUs taken per second
-(pdus_received / duration, the rate at which it can take a target's AM
-copies) and frames per second (AMD + STATUS), median over the repeats;
-and the memory one buffered PDU takes: its mbuf (the pool element: the
-mempool object header, struct rte_mbuf, headroom and data room, as the
-BaaS reports it) plus its 16-byte slot in the DRB's ring.
+Measured per run: AMD PDUs taken per second (the rate at which it can
+take a target's AM copies) and frames per second (AMD + STATUS), in the
+steady state: the counters read on the BaaS's control socket once its
+first cycles are done (WARMUP_S: the first pass creates the 65,536 DRBs,
+several times slower than the rest) and again shortly before it exits;
+the whole run's average (--stats-json over --duration) is recorded too.
+Median over the repeats. And the memory one buffered PDU takes: its mbuf
+(the pool element: the mempool object header, struct rte_mbuf, headroom
+and data room, as the BaaS reports it) plus its 16-byte slot in the
+DRB's ring.
+
+Memory as the gNB steps run: hugepages (--in-memory) when enough are
+free, else --no-huge -m 1024 (recorded per run: 4 KB pages cost the BaaS
+about 15%, in TLB misses over its pool).
 
 Every run is checked for lost AM PDUs: no drop of any reason, none
 released by a bound or a radio link failure, no NACK for a PDU not held,
@@ -36,12 +44,15 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import statistics
+import tempfile
+import time
 from dataclasses import asdict
 from pathlib import Path
 
 from testbench.bench.baas_workload import FRAME_BYTES, Mix, workload_pcap
-from testbench.bench.dpdk import BenchError, run_to_exit
+from testbench.bench.dpdk import BenchError, first_cause, running
 
 N_DRBS = 65_536
 NACK_SHARE = 0.01
@@ -49,8 +60,10 @@ MIXES = {
     "ack_only": Mix(n_drbs=N_DRBS),
     "nack_1_percent": Mix(n_drbs=N_DRBS, nack_drbs=round(NACK_SHARE * N_DRBS)),
 }
-EAL_MEMORY_MB = 1024            # the pool (--max-pdus below) and the replayed pcap
+EAL_MEMORY_MB = 1024            # without hugepages: the pool (--max-pdus below) and the pcap
 STARTUP_ALLOWANCE_S = 60        # EAL, the pool, the pcap's load
+WARMUP_S = 1.0                  # the first cycles (DRBs created), left out of the rate
+EAL_OVERHEAD_BYTES = 128 << 20  # hugepage memory besides the pool and the pcap (EAL, rings)
 SLOT_BYTES = 16                 # struct baas_slot (baas/src/drb.h)
 # per DRB besides its slots (baas/src/drb.h, x86-64 gcc): struct baas_drb
 # 392 bytes, and per UE seen struct baas_ue_drbs (64 LCID pointers) 512
@@ -75,13 +88,79 @@ def _max_pdus(peak_held: int) -> int:
     return -(-peak_held // 65_536) * 65_536
 
 
+def _free_hugepage_bytes() -> int:
+    values = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            values[key] = int(rest.split()[0]) if rest.split() else 0
+    return values.get("HugePages_Free", 0) * values.get("Hugepagesize", 0) * 1024
+
+
+def _memory_args(pcap: Path, max_pdus: int) -> tuple[list[str], bool]:
+    """Hugepages as the gNB steps have them, when enough are free for the
+    pool (its mbufs of about 2.4 KB), the replayed pcap and the EAL."""
+    needed = (max_pdus + 8192) * 2432 + 2 * pcap.stat().st_size + EAL_OVERHEAD_BYTES
+    if _free_hugepage_bytes() >= needed:
+        return ["--in-memory"], True
+    return ["--no-huge", "-m", str(EAL_MEMORY_MB), "--no-shconf"], False
+
+
 def _command(executable: Path, lcore: int, pcap: Path, duration_s: int, max_pdus: int,
-             stats_path: Path) -> list[str]:
+             stats_path: Path, control: Path, memory: list[str]) -> list[str]:
     prefix = f"t4p4s-bench-baas-{os.getpid()}-{next(_prefixes)}"
-    return [str(executable), "-l", str(lcore), "--no-pci", "--file-prefix", prefix,
-            "--no-huge", "-m", str(EAL_MEMORY_MB), "--no-shconf", "--vdev", "net_null0", "--",
+    return [str(executable), "-l", str(lcore), "--no-pci", "--file-prefix", prefix, *memory,
+            "--vdev", "net_null0", "--",
             "--rx-replay", f"0:{pcap}", "--duration", str(duration_s),
-            "--max-pdus", str(max_pdus), "--stats-json", str(stats_path)]
+            "--max-pdus", str(max_pdus), "--stats-json", str(stats_path),
+            "--control", str(control)]
+
+
+def _control_path(work_dir: Path) -> Path:
+    path = work_dir.resolve() / "control.sock"
+    if len(os.fsencode(path)) <= 100:
+        return path
+    return Path(tempfile.mkdtemp(prefix="baas-bench-")) / "control.sock"
+
+
+def _stats(control: Path) -> tuple[float, dict]:
+    """(the time half-way through the request, the `stats` result)."""
+    from t4p4s.stf.control import ControlClient
+    try:
+        client = ControlClient(control, timeout=5.0)
+        try:
+            before = time.monotonic()
+            reply = client.request({"cmd": "stats"})
+            return (before + time.monotonic()) / 2, reply["result"]
+        finally:
+            client.close()
+    except Exception as e:      # OSError, the client's own errors
+        raise BenchError(f"the BaaS's control socket {control}: {e}") from e
+
+
+def _wait_ready(control: Path, process, deadline: float) -> None:
+    """The BaaS opens its control socket last: a `ping` answered means it
+    runs (its --duration counts from there)."""
+    from t4p4s.stf.control import ControlClient
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            client = ControlClient(control, timeout=2.0)
+        except OSError:
+            time.sleep(0.02)
+            continue
+        try:
+            client.request({"cmd": "ping"})
+            return
+        except Exception:
+            time.sleep(0.02)
+        finally:
+            client.close()
+    raise BenchError("the BaaS never answered on its control socket "
+                     + ("(it exited)" if process.poll() is not None else "in time"))
+
+
+def _frames(stats: dict) -> int:
+    return sum(lc["frames"] for lc in stats["lcores"])
 
 
 def losses(stats: dict, mix: Mix, cycle) -> list[str]:
@@ -97,7 +176,7 @@ def losses(stats: dict, mix: Mix, cycle) -> list[str]:
     if c["acked"] + stats["held"] != c["pdus_received"]:
         found.append(f"acked {c['acked']} + held {stats['held']} != pdus_received "
                      f"{c['pdus_received']}")
-    frames = sum(lc["frames"] for lc in stats["lcores"])
+    frames = _frames(stats)
     if c["pdus_received"] + c["status_received"] != frames:
         found.append(f"pdus_received + status_received != {frames} frames")
     expected = frames * cycle.amd_pdus / cycle.frames
@@ -117,30 +196,59 @@ def _run(executable: Path, lcore: int, pcap: Path, mix: Mix, cycle, duration_s: 
     work_dir.mkdir(parents=True, exist_ok=True)
     stats_path = work_dir / "stats.json"
     stats_path.unlink(missing_ok=True)
-    command = _command(executable, lcore, pcap, duration_s, _max_pdus(cycle.peak_held), stats_path)
-    finished = run_to_exit(command, work_dir / "run.log", duration_s + STARTUP_ALLOWANCE_S)
+    log_path = work_dir / "run.log"
+    control = _control_path(work_dir)
+    control.unlink(missing_ok=True)
+    max_pdus = _max_pdus(cycle.peak_held)
+    memory, hugepages = _memory_args(pcap, max_pdus)
+    command = _command(executable, lcore, pcap, duration_s, max_pdus, stats_path, control, memory)
+    warmup = min(WARMUP_S, duration_s / 4)
+    window_end = duration_s - max(0.25, duration_s / 20)
+    with running(command, log_path) as process:
+        _wait_ready(control, process, time.monotonic() + STARTUP_ALLOWANCE_S)
+        started = time.monotonic()
+        time.sleep(warmup)
+        t1, first = _stats(control)
+        time.sleep(max(0.0, started + window_end - time.monotonic()))
+        t2, second = _stats(control)
+        try:
+            process.wait(timeout=duration_s + STARTUP_ALLOWANCE_S)
+        except Exception:
+            process.send_signal(signal.SIGTERM)
+            raise BenchError(f"the BaaS did not exit after its --duration (log: {log_path})")
+    output = log_path.read_text(errors="replace")
+    if process.returncode != 0:
+        raise BenchError(f"the BaaS exited with status {process.returncode}: {first_cause(output)} "
+                         f"(log: {log_path})")
     try:
         stats = json.loads(stats_path.read_text())
     except (OSError, ValueError) as e:
-        raise BenchError(f"the BaaS wrote no readable --stats-json ({e}); log: {work_dir / 'run.log'}")
+        raise BenchError(f"the BaaS wrote no readable --stats-json ({e}); log: {log_path}")
     c = stats["counters"]
-    frames = sum(lc["frames"] for lc in stats["lcores"])
     if c["pdus_received"] == 0:
-        raise BenchError(f"the BaaS took no AMD PDU in {duration_s} s; log: {work_dir / 'run.log'}")
-    amd_pps = c["pdus_received"] / duration_s
+        raise BenchError(f"the BaaS took no AMD PDU in {duration_s} s; log: {log_path}")
+    window_s = t2 - t1
+    amd_pps = (second["counters"]["pdus_received"] - first["counters"]["pdus_received"]) / window_s
+    frames_pps = (_frames(second) - _frames(first)) / window_s
     return {
         "amd_mpps": amd_pps / 1e6,
-        "frames_mpps": frames / duration_s / 1e6,
+        "frames_mpps": frames_pps / 1e6,
         "cycles_per_amd_pdu": tsc_hz / amd_pps,
-        "cycles_per_frame": tsc_hz * duration_s / frames,
-        "frames": frames,
+        "cycles_per_frame": tsc_hz / frames_pps,
+        "window_s": [round(t1 - started, 3), round(t2 - started, 3)],
+        "poll_timeouts_in_window": second["counters"]["poll_timeouts"]
+        - first["counters"]["poll_timeouts"],
+        "whole_run_amd_mpps": c["pdus_received"] / duration_s / 1e6,
+        "whole_run_frames_mpps": _frames(stats) / duration_s / 1e6,
+        "hugepages": hugepages,
+        "frames": _frames(stats),
         "counters": {k: v for k, v in c.items() if k != "dropped"},
         "dropped": {k: v for k, v in c["dropped"].items() if v},
         "held_at_exit": stats["held"],
         "pool_size": stats["pool_size"],
         "pool_element_bytes": stats.get("pool_element_bytes"),
         "losses": losses(stats, mix, cycle),
-        "command": finished.command_line,
+        "command": " ".join(command),
     }
 
 
@@ -177,7 +285,9 @@ def measure(repeats: int, duration_s: int, lcore: int, tsc_hz: float, build_dir:
             "amd_mpps": statistics.median(r["amd_mpps"] for r in runs[name]),
             "frames_mpps": statistics.median(r["frames_mpps"] for r in runs[name]),
             "cycles_per_amd_pdu": median_run["cycles_per_amd_pdu"],
+            "whole_run_amd_mpps": statistics.median(r["whole_run_amd_mpps"] for r in runs[name]),
             "poll_timeouts": [r["counters"]["poll_timeouts"] for r in runs[name]],
+            "poll_timeouts_in_window": [r["poll_timeouts_in_window"] for r in runs[name]],
             "losses": sorted({loss for r in runs[name] for loss in r["losses"]}),
             "runs": runs[name],
         }
@@ -192,12 +302,16 @@ def measure(repeats: int, duration_s: int, lcore: int, tsc_hz: float, build_dir:
                        "acknowledging them (baas_workload.py), ack-only and with 1% NACKs",
         "attachments": {"port": "measured (net_null0, --rx-replay)", "ring": "not built"},
         "settings": {"lcore": lcore, "duration_s": duration_s, "repeats": repeats,
-                     "eal": f"--no-huge -m {EAL_MEMORY_MB} --no-shconf --no-pci",
-                     "frame_bytes": FRAME_BYTES, "burst": 32,
-                     "t_poll_retransmit_ms": 45, "mbuf_data_room": 2048},
+                     "warmup_s": min(WARMUP_S, duration_s / 4),
+                     "eal": "--no-pci, --in-memory (hugepages) when enough are free, else "
+                            f"--no-huge -m {EAL_MEMORY_MB} --no-shconf (each run's 'hugepages')",
+                     "frame_bytes": FRAME_BYTES,
+                     "baas_defaults": "--burst 32, --t-poll-retransmit 45, --mbuf-size 2048"},
         "rate_definition": "amd_mpps: AMD PDU copies taken (pdus_received) per second by one "
-                           "lcore; frames_mpps: AMD + STATUS frames per second; median over "
-                           "the runs",
+                           "lcore, frames_mpps: AMD + STATUS frames per second, both in the "
+                           "steady state (each run's window_s, after the first pass that "
+                           "creates the DRBs); whole_run_*: over the whole --duration; median "
+                           "over the runs",
         "mixes": mixes,
         "memory": {
             "pool_element_bytes": element,
