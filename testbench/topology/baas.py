@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
 
 from t4p4s.stf.control import RuntimeProcess, test_eal_args
@@ -22,6 +23,7 @@ from testbench.topology.processes import dpdk_runtime_dir
 
 REPO = Path(__file__).resolve().parents[2]
 BAAS_SOURCE = REPO / "baas"
+_runs = count()
 GRPC_LINE = re.compile(r"baas: gRPC server on (\S+)$", re.M)
 
 
@@ -73,6 +75,7 @@ class Baas:
         self.spec = spec
         self.generation = 0
         self.process: RuntimeProcess | None = None
+        self._channels = []
         self.start()
 
     def start(self):
@@ -109,7 +112,9 @@ class Baas:
     def kill(self):
         """Dies as a crash would; what it left (its EAL runtime directory,
         which a clean exit removes) is removed, as Target.kill does."""
-        os.killpg(self.process.process.pid, signal.SIGKILL)
+        self._close_channels()
+        if self.process.alive():
+            os.killpg(self.process.process.pid, signal.SIGKILL)
         self.process.process.wait()
         self.process.stop()
         shutil.rmtree(dpdk_runtime_dir(f"{self.spec.file_prefix}-{self.generation}"),
@@ -122,7 +127,66 @@ class Baas:
     def stop(self) -> int | None:
         """SIGTERM (a clean exit writes --stats-json); its exit status (a
         sanitizer build's report makes it non-zero)."""
-        return self.process.stop() if self.process is not None else None
+        status = self.process.stop() if self.process is not None else None
+        self._close_channels()     # after: a client's stream sees the server end it
+        return status
 
     def log_text(self) -> str:
         return self.process.log_path.read_text(errors="replace")
+
+    @property
+    def address(self) -> str:
+        """Its gRPC server's address (HOST:PORT or unix:PATH)."""
+        return self.spec.grpc
+
+    def stub(self):
+        """A synchronous baas.proto stub on a new channel (closed when the
+        process stops)."""
+        from controller import baas as baas_client   # the stubs are generated on first use
+        import grpc
+        _, pb2_grpc = baas_client.stubs()
+        channel = grpc.insecure_channel(self.address)
+        self._channels.append(channel)
+        return pb2_grpc.BaasStub(channel)
+
+    def wait_received(self, pdus: int, timeout: float = 10.0):
+        """GetStats until it has taken `pdus` copies in (exactly); its
+        GlobalStats."""
+        from controller import baas as baas_client
+        pb2, _ = baas_client.stubs()
+        stub = self.stub()
+        deadline = time.monotonic() + timeout
+        while True:
+            stats = stub.GetStats(pb2.StatsRequest(), timeout=5).global_stats
+            if stats.counters.pdus_received >= pdus or time.monotonic() > deadline:
+                assert stats.counters.pdus_received == pdus, self.log_text()[-3000:]
+                return stats
+            time.sleep(0.02)
+
+    def _close_channels(self):
+        for channel in self._channels:
+            channel.close()
+        self._channels.clear()
+
+
+# a small pool (the default --max-pdus needs more than -m 256 gives), and a
+# t-PollRetransmit long enough that no DRB reaches maxRetxThreshold (and
+# is forgotten) while a test looks at it: nobody answers its polls here
+TEST_OPTIONS = ["--max-pdus", "16384", "--t-poll-retransmit", "60000"]
+
+
+def start_on_port(executable: Path, run_dir: Path, frames: list[bytes] | None = None,
+                  options: list[str] | None = None) -> Baas:
+    """A BaaS with the test EAL arguments on one port: net_null0, or with
+    frames a net_pcap port that replays them once at start."""
+    if frames:
+        from scapy.layers.l2 import Ether
+        from scapy.utils import wrpcap
+        pcap = run_dir.with_suffix(".pcap")        # Baas empties run_dir at start
+        wrpcap(str(pcap), [Ether(f) for f in frames])
+        vdev = f"net_pcap0,rx_pcap={pcap},tx_pcap={run_dir.with_suffix('.out.pcap')}"
+    else:
+        vdev = "net_null0"
+    return Baas(BaasSpec(executable, [vdev], lcore=0, run_dir=run_dir,
+                         file_prefix=f"baas-test-{os.getpid()}-{next(_runs)}",
+                         options=TEST_OPTIONS if options is None else options))

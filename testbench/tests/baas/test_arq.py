@@ -7,16 +7,11 @@ import time
 
 import pytest
 
-from baas_link import BaasLink, amd_frame, status_frame, with_poll
+from baas_link import BaasLink
 from t4p4s.stf.control import ControlError
-from testbench.topology import baas as baas_process
+from testbench.gnb.baas_frames import amd_frame, status_frame, with_poll
 
 UE, LCID = 7, 4
-
-
-@pytest.fixture(scope="module")
-def baas_executable(dpdk_environment, build_variant):
-    return baas_process.build(build_variant)
 
 
 @pytest.fixture

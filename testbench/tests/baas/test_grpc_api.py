@@ -13,7 +13,7 @@ import time
 import grpc
 import pytest
 
-from baas.conftest import amd_frame
+from testbench.gnb.baas_frames import amd_frame
 from controller import baas
 
 pytestmark = pytest.mark.dpdk

@@ -1,5 +1,5 @@
 """gnbctl and the BaaS, through the real CLI and a real BaaS process
-(build/baas/baas, started by the BaaS tests' BaasProcess): `gnbctl baas
+(build/baas/baas, testbench/topology/baas.py's start_on_port): `gnbctl baas
 stats/config/list/flush/events --json`, a topology without [baas] (exit
 2), a BaaS that does not answer (exit 3, its address named), and with the
 NIC and host targets, `drb del` flushing the DRB's bearer in the BaaS (or
@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-# not `from conftest import ...`: run beside testbench/tests/baas, "conftest"
-# may be that folder's
-from baas.conftest import BaasProcess, amd_frame, build
+from testbench.gnb.baas_frames import amd_frame
+from testbench.topology.baas import build, start_on_port
 
 pytestmark = pytest.mark.dpdk
 GNBCTL = Path(__file__).resolve().parents[3] / "controller" / "bin" / "gnbctl"
@@ -31,15 +30,14 @@ def baas_executable(dpdk_environment, build_variant):
 
 @pytest.fixture
 def baas(baas_executable, tmp_path):
-    process = BaasProcess(tmp_path / "baas", [amd_frame(*drb, sn)
-                                              for drb, sns in HELD.items() for sn in sns],
-                          executable=baas_executable)
+    process = start_on_port(baas_executable, tmp_path / "baas",
+                                 [amd_frame(*drb, sn) for drb, sns in HELD.items() for sn in sns])
     try:
         process.wait_received(sum(len(s) for s in HELD.values()))
         yield process
     finally:
-        if process.process.poll() is None:
-            assert process.stop() == 0, process.log()[-2000:]
+        if process.alive():
+            assert process.stop() == 0, process.log_text()[-2000:]
         else:
             process.kill()
 
