@@ -2,7 +2,7 @@
 #   make demo    the hybrid gNB: 1 NIC + 2 host processes in network namespaces, 65,536 DRBs,
 #                live offload shifts under traffic, every radio frame checked
 #   make test    the test suite (pytest, through the real DPDK executables), then the
-#                STF and gNB tests again on the sanitizer build (ASan + UBSan)
+#                STF, gNB and BaaS ARQ tests again on the sanitizer build (ASan + UBSan)
 #   make bench   throughput against dpdk-testpmd; results in testbench/results/
 #   make fuzz    libFuzzer with ASan+UBSan on host.p4 and nic.p4, FUZZ_SECONDS each
 #                (default 300); results in testbench/results/fuzz.json
@@ -20,7 +20,8 @@ setup:
 
 test: setup
 	$(PYTHON) -m pytest -q testbench/tests
-	$(PYTHON) -m pytest -q --variant=sanitize testbench/tests/test_stf_programs.py testbench/tests/gnb
+	$(PYTHON) -m pytest -q --variant=sanitize testbench/tests/test_stf_programs.py testbench/tests/gnb \
+		testbench/tests/baas/test_arq.py
 
 bench: setup
 	$(PYTHON) -m testbench.bench
