@@ -8,20 +8,13 @@
 
 #include <baas/api.h>
 
+#include "listen_address.h"
 #include "service.h"
 
 namespace {
 
 std::unique_ptr<baas_grpc::Service> service;
 std::unique_ptr<grpc::Server> server;
-
-// "PORT" -> "127.0.0.1:PORT"; "HOST:PORT", "[V6]:PORT" and "unix:PATH" as given.
-std::string listen_address(const std::string &address)
-{
-    if (address.find(':') == std::string::npos)
-        return "127.0.0.1:" + address;
-    return address;
-}
 
 }  // namespace
 
@@ -31,7 +24,7 @@ extern "C" int baas_grpc_start(const char *address)
         std::fprintf(stderr, "error: --grpc: the gRPC server is already running\n");
         return -1;
     }
-    std::string where = listen_address(address);
+    std::string where = t4p4s_grpc::listen_address(address);
     service = std::make_unique<baas_grpc::Service>();
     int port = 0;
     grpc::ServerBuilder builder;

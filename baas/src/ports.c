@@ -12,6 +12,7 @@
 
 #include "baas.h"
 #include "options.h"
+#include "vdevs.h"
 #include "rx_replay.h"
 
 #define RX_DESC 1024
@@ -19,42 +20,6 @@
 #define MBUF_CACHE 256
 #define RETX_MBUFS 4096
 #define POOL_NAME "baas_mbufs"
-
-#define MAX_NOTED_VDEVS RTE_MAX_ETHPORTS
-static char noted_vdevs[MAX_NOTED_VDEVS][RTE_DEV_NAME_MAX_LEN];
-static const char *noted_specs[MAX_NOTED_VDEVS];
-static unsigned n_noted_vdevs;
-
-void
-baas_ports_note_vdevs(int argc, char **argv)
-{
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		const char *spec = NULL;
-		if (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc)
-			spec = argv[++i];
-		else if (strncmp(argv[i], "--vdev=", 7) == 0)
-			spec = argv[i] + 7;
-		if (spec == NULL || n_noted_vdevs == MAX_NOTED_VDEVS)
-			continue;
-		snprintf(noted_vdevs[n_noted_vdevs], RTE_DEV_NAME_MAX_LEN, "%.*s",
-			 (int)strcspn(spec, ","), spec);
-		noted_specs[n_noted_vdevs++] = spec;
-	}
-}
-
-static int
-check_vdevs_probed(void)
-{
-	for (unsigned i = 0; i < n_noted_vdevs; i++) {
-		uint16_t port;
-		if (rte_eth_dev_get_port_by_name(noted_vdevs[i], &port) != 0) {
-			fprintf(stderr, "error: --vdev %s did not probe (the EAL's message "
-				"above says why)\n", noted_specs[i]);
-			return -1;
-		}
-	}
-	return 0;
-}
 
 static void
 count_tx_drop(struct rte_mbuf **unsent, uint16_t count, void *attachment)
@@ -186,7 +151,7 @@ baas_ports_init(void)
 	/* a secondary process sees its primary's ports: they are not its own */
 	bool secondary = rte_eal_process_type() == RTE_PROC_SECONDARY;
 	uint16_t n_ports = secondary ? 0 : rte_eth_dev_count_avail();
-	if (check_vdevs_probed() != 0)
+	if (t4p4s_vdevs_check_probed() != 0)
 		return -1;
 	if (n_ports == 0 && baas.opts->n_rings == 0) {
 		fprintf(stderr, "error: nothing to attach to: give a --vdev (a port) or "

@@ -8,6 +8,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "listen_address.h"
 #include "service.h"
 
 namespace {
@@ -15,19 +16,11 @@ namespace {
 std::unique_ptr<t4p4s_p4rt::Service> service;
 std::unique_ptr<grpc::Server> server;
 
-// "PORT" -> "127.0.0.1:PORT"; "HOST:PORT" and "[V6]:PORT" as given.
-std::string listen_address(const std::string &address)
-{
-    if (address.find(':') == std::string::npos)
-        return "127.0.0.1:" + address;
-    return address;
-}
-
 }  // namespace
 
 extern "C" int t4p4s_p4runtime_start(const char *address, uint64_t device_id)
 {
-    std::string where = listen_address(address);
+    std::string where = t4p4s_grpc::listen_address(address);
     service = std::make_unique<t4p4s_p4rt::Service>(device_id);
     int port = 0;
     grpc::ServerBuilder builder;

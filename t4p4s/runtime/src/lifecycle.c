@@ -1,7 +1,5 @@
 /* The runtime's life: EAL, options, objects built from the program's
  * descriptors, ports, the servers; and their orderly shutdown. */
-#include <dirent.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +13,7 @@
 
 #include "control_internal.h"
 #include "counters.h"
+#include "eal_cleanup.h"
 #include "lifecycle.h"
 #include "options.h"
 #include "p4runtime_server.h"
@@ -23,6 +22,7 @@
 #include "registers.h"
 #include "runtime.h"
 #include "tables.h"
+#include "vdevs.h"
 
 struct t4p4s_runtime t4p4s_rt;
 static struct t4p4s_options options;
@@ -97,43 +97,12 @@ start_objects_and_servers(void)
 	return 0;
 }
 
-/* DPDK 22.11 leaves its runtime directory (/var/run/dpdk/PREFIX) behind
- * after rte_eal_cleanup(), empty or with its sockets, one per run and file
- * prefix: the primary process that made it removes it. */
-static void
-remove_runtime_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		return;
-	char path[PATH_MAX];
-	for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
-			unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
-static void
-eal_cleanup(void)
-{
-	char runtime_dir[PATH_MAX];
-	bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
-	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
-	rte_eal_cleanup();
-	if (primary)
-		remove_runtime_dir(runtime_dir);
-}
-
 int
 t4p4s_runtime_start(int argc, char **argv, bool *eal_up)
 {
 	const char *prog = argv[0];
 	*eal_up = false;
-	t4p4s_ports_note_vdevs(argc, argv);
+	t4p4s_vdevs_note(argc, argv);
 	int eal_args = rte_eal_init(argc, argv);
 	if (eal_args < 0) {
 		fprintf(stderr, "error: EAL initialization failed: %s\n",
@@ -143,7 +112,7 @@ t4p4s_runtime_start(int argc, char **argv, bool *eal_up)
 	argc -= eal_args;
 	argv += eal_args;
 	if (t4p4s_options_parse(argc, argv, prog, &options) != 0) {
-		eal_cleanup();
+		t4p4s_eal_cleanup();
 		return 2;
 	}
 	*eal_up = true;
@@ -165,6 +134,6 @@ t4p4s_runtime_stop(bool write_stats)
 	t4p4s_tables_fini();
 	t4p4s_registers_fini();
 	t4p4s_rcu_fini();
-	eal_cleanup();
+	t4p4s_eal_cleanup();
 	return status;
 }

@@ -4,12 +4,6 @@
 #ifndef T4P4S_PORTS_H
 #define T4P4S_PORTS_H
 
-/* Notes the --vdev arguments of the command line, before rte_eal_init()
- * consumes them: a vdev that fails to probe is only logged by the EAL, and
- * the other ports would silently be renumbered (P4 port N is DPDK port N).
- * Removes a memif server socket file nobody listens on (a killed run's). */
-void t4p4s_ports_note_vdevs(int argc, char **argv);
-
 /* Configures and starts every port and fills each lcore's rx queue list
  * and tx buffers. On failure prints why and returns -1. */
 int t4p4s_ports_init(void);
