@@ -51,7 +51,6 @@ struct baas_lcore {
 	struct rte_mbuf *to_free[BAAS_MAX_BURST];   /* released, freed in bulk */
 	struct baas_counters totals __rte_cache_aligned;  /* every DRB's, incl. forgotten ones */
 	uint64_t polls, empty_polls, frames;
-	volatile uint64_t last_rx_tsc;
 } __rte_cache_aligned;
 
 struct baas_process {
@@ -61,12 +60,19 @@ struct baas_process {
 	int index_of_lcore[RTE_MAX_LCORE];
 	struct rte_mempool *pool;      /* the BaaS's own: held copies (port mode) and retransmissions */
 	struct baas_config defaults;   /* written by the API under a lock, read by lcores per insert */
-	uint64_t held_total;           /* PDUs held, all lcores (atomic) */
 	uint64_t start_tsc;
 	volatile bool quit;
 };
 
 extern struct baas_process baas;
+
+/* An lcore's share of the global bound: shared equally, so no packet pays
+ * for an atomic. */
+static inline uint64_t
+baas_held_share(uint64_t max_pdus)
+{
+	return (max_pdus + baas.n_lcores - 1) / baas.n_lcores;
+}
 
 /* lcore_loop.c */
 int baas_lcore_main(void *arg);
@@ -78,7 +84,6 @@ void baas_free_flush(struct baas_lcore *lc);
 bool baas_retx_send(struct baas_lcore *lc, uint16_t attach, const struct rte_mbuf *m, bool poll);
 
 /* ports.c */
-void baas_ports_note_vdevs(int argc, char **argv);
 int baas_ports_init(void);
 void baas_ports_stop(void);
 

@@ -129,6 +129,15 @@ flush_one(struct baas_drb *d, void *arg)
 	return 0;
 }
 
+/* a DRB that follows the defaults gets their (new) bound */
+static int
+apply_default_bound(struct baas_drb *d, void *arg)
+{
+	if (!d->own_config)
+		baas_drb_apply_bound(arg, d);
+	return 0;
+}
+
 static void
 list_sns(const struct baas_drb *d, struct command *c)
 {
@@ -173,18 +182,11 @@ run_command(struct baas_lcore *lc, struct command *c)
 			baas_drb_apply_bound(lc, d);
 		}
 		break;
-	case CMD_SET_DEFAULTS: {
+	case CMD_SET_DEFAULTS:
 		lc->defaults = c->config;
-		uint64_t n = baas.n_lcores;
-		lc->drbs.max_held = (c->config.max_pdus + n - 1) / n;
-		struct baas_drb_table *t = &lc->drbs;
-		for (uint32_t ue = 0; ue <= UINT16_MAX; ue++)
-			for (unsigned l = 0; t->ues[ue] != NULL && l < 64; l++)
-				if (t->ues[ue]->by_lcid[l] != NULL &&
-				    !t->ues[ue]->by_lcid[l]->own_config)
-					baas_drb_apply_bound(lc, t->ues[ue]->by_lcid[l]);
+		lc->drbs.max_held = baas_held_share(c->config.max_pdus);
+		baas_drb_foreach(&lc->drbs, apply_default_bound, lc);
 		break;
-	}
 	case CMD_FLUSH:
 		if (c->has_key && d != NULL) {
 			uint64_t n = baas_drb_flush(lc, d);
@@ -255,17 +257,6 @@ command_run(struct command *c)
 }
 
 static int
-run_locked(struct command *c)
-{
-	if (c == NULL)
-		return -ENOMEM;
-	pthread_mutex_lock(&api_lock);
-	int ret = command_run(c);
-	pthread_mutex_unlock(&api_lock);
-	return ret;
-}
-
-static int
 check_key(const struct baas_drb_key *key)
 {
 	if (key != NULL && key->lcid >= 64)
@@ -273,20 +264,41 @@ check_key(const struct baas_drb_key *key)
 	return 0;
 }
 
+/* A command for the DRB key (NULL: every DRB); NULL with *ret set when
+ * the key is invalid or memory short. */
+static struct command *
+command_for(enum command_type type, const struct baas_drb_key *key, int *ret)
+{
+	*ret = check_key(key);
+	if (*ret != 0)
+		return NULL;
+	struct command *c = command_new(type, key);
+	*ret = c == NULL ? -ENOMEM : 0;
+	return c;
+}
+
+/* Runs c on every lcore under the API lock; -ENOENT when it names a DRB
+ * no lcore has. */
+static int
+run_for_key(struct command *c)
+{
+	pthread_mutex_lock(&api_lock);
+	int ret = command_run(c);
+	pthread_mutex_unlock(&api_lock);
+	return ret == 0 && c->has_key && !c->found ? -ENOENT : ret;
+}
+
 int
 baas_api_drb(const struct baas_drb_key *key, struct baas_drb_info *out)
 {
-	int ret = check_key(key);
-	if (ret != 0)
+	int ret;
+	struct command *c = command_for(CMD_DRB_INFO, key, &ret);
+	if (c == NULL)
 		return ret;
-	struct command *c = command_new(CMD_DRB_INFO, key);
-	ret = run_locked(c);
-	if (ret == 0 && !c->found)
-		ret = -ENOENT;
+	ret = run_for_key(c);
 	if (ret == 0)
 		*out = c->info;
-	if (c != NULL)
-		command_put(c);
+	command_put(c);
 	return ret;
 }
 
@@ -302,44 +314,40 @@ info_order(const void *a, const void *b)
 int
 baas_api_list_drbs(int (*fn)(const struct baas_drb_info *, void *), void *arg)
 {
-	struct command *c = command_new(CMD_LIST_DRBS, NULL);
-	int ret = run_locked(c);
+	int ret;
+	struct command *c = command_for(CMD_LIST_DRBS, NULL, &ret);
+	if (c == NULL)
+		return ret;
+	ret = run_for_key(c);
 	if (ret == 0) {
 		if (c->n_infos > 1)   /* qsort's pointer must be valid even for none */
 			qsort(c->infos, c->n_infos, sizeof(c->infos[0]), info_order);
 		for (size_t i = 0; i < c->n_infos && fn(&c->infos[i], arg) == 0; i++)
 			;
 	}
-	if (c != NULL)
-		command_put(c);
+	command_put(c);
 	return ret;
 }
 
 int
 baas_api_list_sns(const struct baas_drb_key *key, uint32_t *sns, size_t max, size_t *n)
 {
-	int ret = check_key(key);
-	if (ret != 0)
+	int ret;
+	struct command *c = command_for(CMD_LIST_SNS, key, &ret);
+	if (c == NULL)
 		return ret;
-	struct command *c = command_new(CMD_LIST_SNS, key);
-	if (c != NULL) {
-		c->sns = sns;
-		c->max_sns = max;
-	}
-	ret = run_locked(c);
-	if (ret == 0 && !c->found)
-		ret = -ENOENT;
+	c->sns = sns;
+	c->max_sns = max;
+	ret = run_for_key(c);
 	if (ret == 0)
 		*n = c->n_sns;
-	if (c != NULL) {
-		/* an lcore that has not run it yet must not write sns after we return */
-		if (ret == -ETIMEDOUT || ret == -ESHUTDOWN) {
-			rte_spinlock_lock(&c->lock);
-			c->max_sns = 0;
-			rte_spinlock_unlock(&c->lock);
-		}
-		command_put(c);
+	/* an lcore that has not run it yet must not write sns after we return */
+	if (ret == -ETIMEDOUT || ret == -ESHUTDOWN) {
+		rte_spinlock_lock(&c->lock);
+		c->max_sns = 0;
+		rte_spinlock_unlock(&c->lock);
 	}
+	command_put(c);
 	return ret;
 }
 
@@ -369,17 +377,14 @@ baas_api_get_config(const struct baas_drb_key *key, struct baas_config *out)
 		pthread_mutex_unlock(&api_lock);
 		return 0;
 	}
-	int ret = check_key(key);
-	if (ret != 0)
+	int ret;
+	struct command *c = command_for(CMD_GET_CONFIG, key, &ret);
+	if (c == NULL)
 		return ret;
-	struct command *c = command_new(CMD_GET_CONFIG, key);
-	ret = run_locked(c);
-	if (ret == 0 && !c->found)
-		ret = -ENOENT;
+	ret = run_for_key(c);
 	if (ret == 0)
 		*out = c->config;
-	if (c != NULL)
-		command_put(c);
+	command_put(c);
 	return ret;
 }
 
@@ -392,9 +397,10 @@ baas_api_set_config(const struct baas_drb_key *key, const struct baas_config *cf
 	const char *why = baas_config_check(cfg, key == NULL);
 	if (why != NULL)
 		return invalid(why);
-	struct command *c = command_new(key == NULL ? CMD_SET_DEFAULTS : CMD_SET_CONFIG, key);
+	struct command *c = command_for(key == NULL ? CMD_SET_DEFAULTS : CMD_SET_CONFIG, key,
+					&ret);
 	if (c == NULL)
-		return -ENOMEM;
+		return ret;
 	c->config = *cfg;
 	pthread_mutex_lock(&api_lock);
 	ret = command_run(c);
@@ -410,17 +416,14 @@ baas_api_set_config(const struct baas_drb_key *key, const struct baas_config *cf
 int
 baas_api_flush(const struct baas_drb_key *key, uint64_t *released)
 {
-	int ret = check_key(key);
-	if (ret != 0)
+	int ret;
+	struct command *c = command_for(CMD_FLUSH, key, &ret);
+	if (c == NULL)
 		return ret;
-	struct command *c = command_new(CMD_FLUSH, key);
-	ret = run_locked(c);
-	if (ret == 0 && key != NULL && !c->found)
-		ret = -ENOENT;
+	ret = run_for_key(c);
 	if (ret == 0 && released != NULL)
 		*released = c->released;
-	if (c != NULL)
-		command_put(c);
+	command_put(c);
 	return ret;
 }
 

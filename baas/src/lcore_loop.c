@@ -105,8 +105,6 @@ baas_lcore_main(void *arg __rte_unused)
 		lc->polls++;
 		lc->empty_polls += round == 0;
 		lc->frames += round;
-		if (round != 0)
-			lc->last_rx_tsc = now;
 		if (unlikely(now >= end) && lc->index == 0)
 			baas.quit = true;
 	}

@@ -1,7 +1,5 @@
 /* The BaaS's life: EAL, options, lcores, the pool and attachments, the
  * servers; and their orderly shutdown. */
-#include <dirent.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +12,10 @@
 
 #include "baas.h"
 #include "control_socket.h"
+#include "eal_cleanup.h"
 #include "lifecycle.h"
 #include "options.h"
+#include "vdevs.h"
 
 struct baas_process baas;
 static struct baas_options options;
@@ -25,7 +25,7 @@ create_lcores(void)
 {
 	unsigned lcore, w = 0;
 	uint64_t now_ms = rte_rdtsc() / (rte_get_tsc_hz() / 1000);
-	unsigned n = rte_lcore_count();
+	baas.n_lcores = rte_lcore_count();
 	RTE_LCORE_FOREACH(lcore) {
 		struct baas_lcore *lc = rte_zmalloc_socket(NULL, sizeof(*lc), RTE_CACHE_LINE_SIZE,
 			(int)rte_lcore_to_socket_id(lcore));
@@ -35,47 +35,14 @@ create_lcores(void)
 		lc->lcore_id = lcore;
 		lc->now_ms = now_ms;
 		lc->defaults = options.defaults;
-		/* the global bound, shared equally: no per-packet atomics */
-		uint64_t share = (options.defaults.max_pdus + n - 1) / n;
-		if (baas_drb_table_init(&lc->drbs, share) != 0)
+		if (baas_drb_table_init(&lc->drbs, baas_held_share(options.defaults.max_pdus)) != 0)
 			return -1;
 		baas_wheel_init(&lc->wheel, now_ms);
 		baas.lcores[w] = lc;
 		baas.index_of_lcore[lcore] = (int)w;
 		w++;
 	}
-	baas.n_lcores = w;
 	return 0;
-}
-
-static void
-remove_runtime_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		return;
-	char path[PATH_MAX];
-	for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
-			unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
-/* as the target runtime does (t4p4s/runtime/src/lifecycle.c): DPDK 22.11
- * leaves a primary's runtime directory behind; a secondary's is its primary's */
-static void
-eal_cleanup(void)
-{
-	char runtime_dir[PATH_MAX];
-	bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
-	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
-	rte_eal_cleanup();
-	if (primary)
-		remove_runtime_dir(runtime_dir);
 }
 
 int
@@ -83,7 +50,7 @@ baas_start(int argc, char **argv, bool *eal_up)
 {
 	const char *prog = argv[0];
 	*eal_up = false;
-	baas_ports_note_vdevs(argc, argv);
+	t4p4s_vdevs_note(argc, argv);
 	int eal_args = rte_eal_init(argc, argv);
 	if (eal_args < 0) {
 		fprintf(stderr, "error: EAL initialization failed: %s\n", rte_strerror(rte_errno));
@@ -92,7 +59,7 @@ baas_start(int argc, char **argv, bool *eal_up)
 	argc -= eal_args;
 	argv += eal_args;
 	if (baas_options_parse(argc, argv, prog, &options) != 0) {
-		eal_cleanup();
+		t4p4s_eal_cleanup();
 		return 2;
 	}
 	*eal_up = true;
@@ -132,6 +99,6 @@ baas_stop(bool write_stats)
 	for (unsigned w = 0; w < baas.n_lcores; w++)
 		baas_drb_table_free(baas.lcores[w]);
 	baas_ports_stop();
-	eal_cleanup();
+	t4p4s_eal_cleanup();
 	return status;
 }
