@@ -83,6 +83,20 @@ grpc::Status Service::ListSns(grpc::ServerContext *, const baas::v1::ListSnsRequ
     return grpc::Status::OK;
 }
 
+// The request's optional DRB: *which points at key, or is nullptr without one.
+template <class Request>
+static grpc::Status optional_drb(const Request &request, baas_drb_key *key,
+                                 const baas_drb_key **which)
+{
+    *which = nullptr;
+    if (!request.has_drb())
+        return grpc::Status::OK;
+    grpc::Status status = drb_key(request.drb(), key);
+    if (status.ok())
+        *which = key;
+    return status;
+}
+
 // A DRB's config has no global bound (max_pdus 0), whatever the BaaS
 // answers for a DRB that follows the defaults: a read-modify-write of a
 // DRB's config must not give it the defaults' max_pdus, which it refuses.
@@ -97,14 +111,12 @@ grpc::Status Service::GetConfig(grpc::ServerContext *, const baas::v1::ConfigReq
                                 baas::v1::ConfigResponse *response)
 {
     baas_drb_key key;
-    const baas_drb_key *which = nullptr;
-    if (request->has_drb()) {
-        grpc::Status status = drb_key(request->drb(), &key);
-        if (!status.ok())
-            return status;
-        which = &key;
+    const baas_drb_key *which;
+    grpc::Status given = optional_drb(*request, &key, &which);
+    if (!given.ok())
+        return given;
+    if (which != nullptr)
         *response->mutable_drb() = request->drb();
-    }
     baas_config config{};
     grpc::Status status = from_errno(baas_api_get_config(which, &config), which);
     if (status.ok())
@@ -116,14 +128,12 @@ grpc::Status Service::SetConfig(grpc::ServerContext *, const baas::v1::SetConfig
                                 baas::v1::ConfigResponse *response)
 {
     baas_drb_key key;
-    const baas_drb_key *which = nullptr;
-    if (request->has_drb()) {
-        grpc::Status status = drb_key(request->drb(), &key);
-        if (!status.ok())
-            return status;
-        which = &key;
+    const baas_drb_key *which;
+    grpc::Status given = optional_drb(*request, &key, &which);
+    if (!given.ok())
+        return given;
+    if (which != nullptr)
         *response->mutable_drb() = request->drb();
-    }
     std::lock_guard<std::mutex> lock(set_config_);
     baas_config config{};
     grpc::Status status = from_errno(baas_api_get_config(which, &config), which);
@@ -149,13 +159,10 @@ grpc::Status Service::Flush(grpc::ServerContext *, const baas::v1::FlushRequest 
                             request->all() ? "a flush names a DRB or all, not both"
                                            : "a flush names a DRB or all");
     baas_drb_key key;
-    const baas_drb_key *which = nullptr;
-    if (request->has_drb()) {
-        grpc::Status status = drb_key(request->drb(), &key);
-        if (!status.ok())
-            return status;
-        which = &key;
-    }
+    const baas_drb_key *which;
+    grpc::Status given = optional_drb(*request, &key, &which);
+    if (!given.ok())
+        return given;
     uint64_t released = 0;
     grpc::Status status = from_errno(baas_api_flush(which, &released), which);
     if (status.ok())
