@@ -142,15 +142,20 @@ def load(path: Path | None) -> Topology:
 _BAAS_KEYS = {"address", "name"}
 
 
+def _check_table(where: str, raw, keys: set[str]):
+    """raw is a TOML table with none but these keys."""
+    if not isinstance(raw, dict):
+        raise TopologyError(f"{where} is not a table")
+    unknown = set(raw) - keys
+    if unknown:
+        raise TopologyError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+
+
 def _baas(path, raw, targets: list[TargetConfig]) -> BaasConfig | None:
     if raw is None:
         return None
     where = f"{path}: [baas]"
-    if not isinstance(raw, dict):
-        raise TopologyError(f"{where} is not a table")
-    unknown = set(raw) - _BAAS_KEYS
-    if unknown:
-        raise TopologyError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    _check_table(where, raw, _BAAS_KEYS)
     for key in ("address", "name"):
         if key in raw and (not isinstance(raw[key], str) or not raw[key]):
             raise TopologyError(f"{where}: '{key}' must be a non-empty string")
@@ -164,11 +169,7 @@ def _baas(path, raw, targets: list[TargetConfig]) -> BaasConfig | None:
 
 def _target(path, base: Path, index: int, raw: dict) -> TargetConfig:
     where = f"{path}: targets[{index}]"
-    if not isinstance(raw, dict):
-        raise TopologyError(f"{where} is not a table")
-    unknown = set(raw) - _TARGET_KEYS
-    if unknown:
-        raise TopologyError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    _check_table(where, raw, _TARGET_KEYS)
     for key in ("name", "role", "address"):
         if not isinstance(raw.get(key), str) or not raw[key]:
             raise TopologyError(f"{where}: '{key}' (a string) is required")

@@ -145,23 +145,19 @@ def test_poll_byte_with_varied_sizes(run_gnb):
     check_run(result, packets, expected, sns, drbs)
     # the same, spelt out in each DRB's own order
     order = {one: [packet for packet in packets if packet.drb == one] for one in drbs}
+    def byte_polls(sizes, poll_byte):
+        positions, total = [], 0
+        for position, size in enumerate(sizes):
+            total += size
+            if total >= poll_byte:
+                positions.append(position)
+                total = 0
+        return positions
     sizes12 = [packet.rlc_sdu_length for packet in order[BYTES12]]
-    positions, total = [], 0
-    for position, size in enumerate(sizes12):
-        total += size
-        if total >= 300:
-            positions.append(position)
-            total = 0
-    assert polled_positions(result.radio, BYTES12) == positions
+    assert polled_positions(result.radio, BYTES12) == byte_polls(sizes12, 300)
     assert sorted(sizes12) == [99] * 8 + [100] * 6
     sizes18 = [packet.rlc_sdu_length for packet in order[BYTES18]]
-    positions, total = [], 0
-    for position, size in enumerate(sizes18):
-        total += size
-        if total >= 2000:
-            positions.append(position)
-            total = 0
-    assert polled_positions(result.radio, BYTES18) == positions
+    assert polled_positions(result.radio, BYTES18) == byte_polls(sizes18, 2000)
     # 8,900-byte SDUs: 125,000 bytes on the 15th PDU (14 x 8,900 = 124,600)
     assert polled_positions(result.radio, BIG18) == [14, 29]
     assert 1 < len(polled_positions(result.radio, VARIED12)) < 60
