@@ -22,14 +22,16 @@
 #define BAAS_MAX_LCORES RTE_MAX_LCORE
 
 struct baas_options;
+struct t4p4s_ring_port_info;
 
 /* Where copies come from and retransmissions go: an ethdev port (memif
- * VF, af_packet veth, pcap, null), or a pair of rings shared with a
- * host.p4 primary process (zero-copy, the BaaS a secondary process). */
+ * VF, af_packet veth, pcap, null), or a target's ring port (zero copy,
+ * the BaaS a secondary process; t4p4s/runtime/include/t4p4s/ring_port.h). */
 struct baas_attachment {
 	uint16_t port;                 /* ethdev port, or UINT16_MAX for rings */
 	struct rte_ring *ring_in;      /* ring mode: the target's copies and STATUS PDUs */
 	struct rte_ring *ring_out;     /* ring mode: retransmissions to the target */
+	struct t4p4s_ring_port_info *ring_info;   /* ring mode: the port's descriptor */
 	struct rte_eth_dev_tx_buffer *tx;  /* port mode */
 	uint64_t tx_dropped;
 };
@@ -47,6 +49,7 @@ struct baas_lcore {
 	uint64_t events_lost;          /* raised while the ring was full */
 	uint64_t now_ms;               /* this round's clock */
 	struct baas_config defaults;   /* the process's defaults, as the last command set them */
+	uint64_t ring_hold;            /* the target mbufs its ring ports let it hold (UINT64_MAX: none) */
 	unsigned n_to_free;
 	struct rte_mbuf *to_free[BAAS_MAX_BURST];   /* released, freed in bulk */
 	struct baas_counters totals __rte_cache_aligned;  /* every DRB's, incl. forgotten ones */
@@ -67,11 +70,12 @@ struct baas_process {
 extern struct baas_process baas;
 
 /* An lcore's share of the global bound: shared equally, so no packet pays
- * for an atomic. */
+ * for an atomic; at most what its ring ports let it hold. */
 static inline uint64_t
-baas_held_share(uint64_t max_pdus)
+baas_held_share(const struct baas_lcore *lc, uint64_t max_pdus)
 {
-	return (max_pdus + baas.n_lcores - 1) / baas.n_lcores;
+	uint64_t share = (max_pdus + baas.n_lcores - 1) / baas.n_lcores;
+	return share < lc->ring_hold ? share : lc->ring_hold;
 }
 
 /* lcore_loop.c */
@@ -86,6 +90,9 @@ bool baas_retx_send(struct baas_lcore *lc, uint16_t attach, const struct rte_mbu
 /* ports.c */
 int baas_ports_init(void);
 void baas_ports_stop(void);
+/* tells the target of each of lc's ring ports how many of its mbufs lc
+ * holds (once per round, after the round's releases were freed) */
+void baas_ports_publish_held(const struct baas_lcore *lc);
 
 /* baas_api.c: the lcore side of the control API */
 int baas_commands_init(void);

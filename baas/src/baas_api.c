@@ -184,7 +184,7 @@ run_command(struct baas_lcore *lc, struct command *c)
 		break;
 	case CMD_SET_DEFAULTS:
 		lc->defaults = c->config;
-		lc->drbs.max_held = baas_held_share(c->config.max_pdus);
+		lc->drbs.max_held = baas_held_share(lc, c->config.max_pdus);
 		baas_drb_foreach(&lc->drbs, apply_default_bound, lc);
 		break;
 	case CMD_FLUSH:

@@ -35,7 +35,8 @@ create_lcores(void)
 		lc->lcore_id = lcore;
 		lc->now_ms = now_ms;
 		lc->defaults = options.defaults;
-		if (baas_drb_table_init(&lc->drbs, baas_held_share(options.defaults.max_pdus)) != 0)
+		lc->ring_hold = UINT64_MAX;     /* until a ring port says less (ports.c) */
+		if (baas_drb_table_init(&lc->drbs, baas_held_share(lc, options.defaults.max_pdus)) != 0)
 			return -1;
 		baas_wheel_init(&lc->wheel, now_ms);
 		baas.lcores[w] = lc;

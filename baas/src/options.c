@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <t4p4s/ring_port.h>
+
 #include "baas.h"
 #include "option_number.h"
 #include "options.h"
@@ -24,9 +26,12 @@ usage(const char *prog)
 		"Buffers copies of RLC AM downlink PDUs per DRB and retransmits them on\n"
 		"NACKs and on t-PollRetransmit (TS 38.322). Every ethdev port (--vdev) is an\n"
 		"attachment: copies and STATUS PDUs arrive on it, retransmissions leave on it.\n"
-		"  --ring IN,OUT          also attach to two rte_rings of a primary process\n"
-		"                         (run with --proc-type=secondary): its copies and\n"
-		"                         STATUS PDUs on IN, retransmissions to OUT (up to %d)\n"
+		"  --ring NAME            also attach to the ring port NAME of a target, a\n"
+		"                         DPDK primary process on this machine (its\n"
+		"                         --ring-port NAME; run with --proc-type=secondary,\n"
+		"                         the target's --file-prefix and lcores it does not\n"
+		"                         use): its copies and STATUS PDUs come as its own\n"
+		"                         mbufs, zero copy (up to %d)\n"
 		"  --grpc [ADDR:]PORT     serve baas.proto on ADDR (default 127.0.0.1):PORT\n"
 		"                         (port 0: any free port, printed at start), or\n"
 		"  --grpc unix:PATH       on a UNIX socket\n"
@@ -72,16 +77,14 @@ enum { OPT_GRPC = 256, OPT_CONTROL, OPT_STATS_JSON, OPT_DURATION, OPT_BURST,
 static int
 parse_ring(const char *arg, struct baas_options *o)
 {
-	const char *comma = strchr(arg, ',');
-	if (o->n_rings == BAAS_MAX_RINGS || comma == NULL || comma == arg || comma[1] == '\0' ||
-	    strchr(comma + 1, ',') != NULL) {
-		fprintf(stderr, "error: --ring %s: expected IN,OUT (two ring names; at most %d)\n",
-			arg, BAAS_MAX_RINGS);
+	if (o->n_rings == BAAS_MAX_RINGS || arg[0] == '\0' ||
+	    strlen(arg) > T4P4S_RING_PORT_NAME_MAX) {
+		fprintf(stderr, "error: --ring %s: expected the name of a target's ring port "
+			"(1 to %d characters; at most %d rings)\n", arg, T4P4S_RING_PORT_NAME_MAX,
+			BAAS_MAX_RINGS);
 		return -1;
 	}
-	o->ring_in[o->n_rings] = strndup(arg, (size_t)(comma - arg));
-	o->ring_out[o->n_rings] = comma + 1;
-	o->n_rings++;
+	o->rings[o->n_rings++] = arg;
 	return 0;
 }
 

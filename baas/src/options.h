@@ -18,8 +18,7 @@ struct baas_options {
 	unsigned burst;
 	unsigned mbuf_data_room;       /* --mbuf-size */
 	struct baas_config defaults;   /* --t-poll-retransmit, --max-retx, --drb-max-pdus, --max-pdus */
-	const char *ring_in[BAAS_MAX_RINGS];   /* --ring IN,OUT */
-	const char *ring_out[BAAS_MAX_RINGS];
+	const char *rings[BAAS_MAX_RINGS];     /* --ring NAME: a target's ring port */
 	unsigned n_rings;
 	const char *rx_replay[BAAS_MAX_RX_REPLAY];  /* --rx-replay PORT:FILE.pcap */
 	unsigned n_rx_replay;

@@ -1,14 +1,20 @@
 /* Attachments: every ethdev port (one rx queue, polled by one lcore; one
- * tx queue per lcore), and every --ring pair of a primary process. The
+ * tx queue per lcore), and every --ring port of a target (a primary process). The
  * BaaS's own mbuf pool, sized for its bounds, so held copies can never
  * take a target's mbufs (port mode) and retransmissions never wait for
  * the target's pool (both modes). */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
+#include <rte_memzone.h>
+
+#include <t4p4s/ring_port.h>
 
 #include "baas.h"
 #include "options.h"
@@ -100,24 +106,95 @@ attach_port(uint16_t port, unsigned *next_lcore)
 	return 0;
 }
 
+/* The target's lcore ids, which the BaaS must not use: both processes
+ * free the target's mbufs, each through the pool's cache of its lcore id,
+ * and those caches are the pool's, in shared memory. */
 static int
-attach_rings(unsigned i, unsigned *next_lcore)
+check_lcores(const char *name, const struct t4p4s_ring_port_info *info)
 {
-	const struct baas_options *o = baas.opts;
-	struct rte_ring *in = rte_ring_lookup(o->ring_in[i]);
-	struct rte_ring *out = rte_ring_lookup(o->ring_out[i]);
-	if (in == NULL || out == NULL) {
-		fprintf(stderr, "error: --ring %s,%s: no ring named %s in the primary process "
-			"(is it running, with the same --file-prefix?)\n", o->ring_in[i],
-			o->ring_out[i], in == NULL ? o->ring_in[i] : o->ring_out[i]);
+	unsigned lcore;
+	RTE_LCORE_FOREACH(lcore) {
+		if (info->target_lcores[lcore / 64] & (1ull << (lcore % 64))) {
+			fprintf(stderr, "error: --ring %s: lcore %u is the target's too (a mempool "
+				"cache per lcore id, shared by both processes): give -l lcores "
+				"the target does not use\n", name, lcore);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* One BaaS per ring port: a live one refuses a second; a dead one's held
+ * mbufs are lost to the target's pool (nothing can tell which), so they
+ * count as leaked and the hold shrinks by them. */
+static int
+claim(const char *name, struct t4p4s_ring_port_info *info)
+{
+	pid_t before = __atomic_load_n(&info->peer_pid, __ATOMIC_ACQUIRE);
+	if (before != 0 && (kill(before, 0) == 0 || errno != ESRCH)) {
+		fprintf(stderr, "error: --ring %s: process %d is attached to it already\n",
+			name, (int)before);
 		return -1;
 	}
+	if (before != 0) {
+		uint64_t lost = __atomic_load_n(&info->peer_held, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&info->leaked, lost, __ATOMIC_RELAXED);
+		fprintf(stderr, "baas: --ring %s: the BaaS before (pid %d) died holding %llu of "
+			"the target's mbufs: they stay lost until the target restarts\n", name,
+			(int)before, (unsigned long long)lost);
+	}
+	__atomic_store_n(&info->peer_held, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&info->peer_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int
+attach_ring(const char *name, unsigned *next_lcore)
+{
+	char zone_name[RTE_MEMZONE_NAMESIZE];
+	t4p4s_ring_port_zone_name(zone_name, name);
+	const struct rte_memzone *mz = rte_memzone_lookup(zone_name);
+	struct t4p4s_ring_port_info *info = mz != NULL ? mz->addr : NULL;
+	if (info == NULL ||
+	    __atomic_load_n(&info->magic, __ATOMIC_ACQUIRE) != T4P4S_RING_PORT_MAGIC) {
+		fprintf(stderr, "error: --ring %s: no ring port of that name (is the target "
+			"running with --ring-port %s, and this process with --proc-type=secondary "
+			"and the target's --file-prefix?)\n", name, name);
+		return -1;
+	}
+	struct rte_ring *in = rte_ring_lookup(info->to_peer);
+	struct rte_ring *out = rte_ring_lookup(info->from_peer);
+	if (in == NULL || out == NULL) {
+		fprintf(stderr, "error: --ring %s: its ring %s is gone\n", name,
+			in == NULL ? info->to_peer : info->from_peer);
+		return -1;
+	}
+	if (check_lcores(name, info) != 0 || claim(name, info) != 0)
+		return -1;
+	unsigned lcore_index = *next_lcore % baas.n_lcores;
 	struct baas_attachment *a = new_attachment(next_lcore);
 	if (a == NULL)
 		return -1;
 	a->ring_in = in;
 	a->ring_out = out;
+	a->ring_info = info;
+	struct baas_lcore *lc = baas.lcores[lcore_index];
+	uint64_t leaked = __atomic_load_n(&info->leaked, __ATOMIC_RELAXED);
+	uint64_t hold = info->hold > leaked ? info->hold - leaked : 0;
+	lc->ring_hold = RTE_MIN(lc->ring_hold, hold);
+	lc->drbs.max_held = RTE_MIN(lc->drbs.max_held, lc->ring_hold);
+	printf("baas: attached to ring port %s (the target's port %u): holds at most %llu of "
+	       "its mbufs\n", name, info->port, (unsigned long long)lc->ring_hold);
 	return 0;
+}
+
+void
+baas_ports_publish_held(const struct baas_lcore *lc)
+{
+	for (unsigned i = 0; i < lc->n_attach; i++)
+		if (lc->attach[i].ring_info != NULL)
+			__atomic_store_n(&lc->attach[i].ring_info->peer_held, lc->drbs.held,
+					 __ATOMIC_RELAXED);
 }
 
 /* A restarted secondary finds the pool its predecessor made in the
@@ -155,21 +232,23 @@ baas_ports_init(void)
 		return -1;
 	if (n_ports == 0 && baas.opts->n_rings == 0) {
 		fprintf(stderr, "error: nothing to attach to: give a --vdev (a port) or "
-			"--ring IN,OUT\n");
+			"--ring NAME\n");
 		return -1;
 	}
+	/* the rings first: what refuses an attachment is checked before
+	 * anything is made in the target's memory */
+	unsigned next_lcore = 0;
+	for (unsigned i = 0; i < baas.opts->n_rings; i++)
+		if (attach_ring(baas.opts->rings[i], &next_lcore) != 0)
+			return -1;
 	baas.pool = create_pool(n_ports);
 	if (baas.pool == NULL)
 		return -1;
-	unsigned next_lcore = 0;
 	uint16_t port;
 	RTE_ETH_FOREACH_DEV(port) {
 		if (!secondary && attach_port(port, &next_lcore) != 0)
 			return -1;
 	}
-	for (unsigned i = 0; i < baas.opts->n_rings; i++)
-		if (attach_rings(i, &next_lcore) != 0)
-			return -1;
 	/* the target runtime's benchmark source (t4p4s/runtime/src/rx_replay.c),
 	 * on ports configured (rx queue set up) but not yet started */
 	for (unsigned i = 0; i < baas.opts->n_rx_replay; i++) {
@@ -197,9 +276,20 @@ baas_ports_init(void)
 	return 0;
 }
 
+/* After every DRB was flushed: the ring ports' mbufs are all back. */
 void
 baas_ports_stop(void)
 {
+	for (unsigned w = 0; w < baas.n_lcores; w++) {
+		const struct baas_lcore *lc = baas.lcores[w];
+		for (unsigned i = 0; lc != NULL && i < lc->n_attach; i++) {
+			struct t4p4s_ring_port_info *info = lc->attach[i].ring_info;
+			if (info != NULL) {
+				__atomic_store_n(&info->peer_held, 0, __ATOMIC_RELAXED);
+				__atomic_store_n(&info->peer_pid, 0, __ATOMIC_RELEASE);
+			}
+		}
+	}
 	if (rte_eal_process_type() == RTE_PROC_SECONDARY)
 		return;
 	uint16_t port;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <t4p4s/ring_port.h>
+
 #include "option_number.h"
 #include "options.h"
 #include "runtime.h"
@@ -43,13 +45,21 @@ usage(const char *prog)
 		"                      as it is (remove it to start from zeros). Locked:\n"
 		"                      one process at a time. Best on tmpfs (/dev/shm) or\n"
 		"                      hugetlbfs: on a disk file system an lcore's store\n"
-		"                      after the kernel wrote a page back takes a fault\n",
-		prog, T4P4S_MAX_BURST, T4P4S_MAX_RX_REPLAY);
+		"                      after the kernel wrote a page back takes a fault\n"
+		"  --ring-port NAME[,hold=N]\n"
+		"                      one more port, after the --vdev ports: two rte_rings\n"
+		"                      (NAME_to_peer, NAME_from_peer) that a DPDK secondary\n"
+		"                      process with this --file-prefix attaches to by NAME\n"
+		"                      and exchanges mbufs with, zero copy (the buffering\n"
+		"                      service's `--ring NAME`); the pool grows by the N\n"
+		"                      mbufs the peer may hold (default %d); up to %d\n",
+		prog, T4P4S_MAX_BURST, T4P4S_MAX_RX_REPLAY, T4P4S_RING_PORT_DEFAULT_HOLD,
+		T4P4S_MAX_RING_PORTS);
 }
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
        OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG,
-       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_REGISTERS_FILE, OPT_HELP };
+       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_REGISTERS_FILE, OPT_RING_PORT, OPT_HELP };
 
 int
 t4p4s_options_parse(int argc, char **argv, const char *prog,
@@ -69,6 +79,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "device-id", required_argument, NULL, OPT_DEVICE_ID },
 		{ "rx-replay", required_argument, NULL, OPT_RX_REPLAY },
 		{ "registers-file", required_argument, NULL, OPT_REGISTERS_FILE },
+		{ "ring-port", required_argument, NULL, OPT_RING_PORT },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -156,6 +167,16 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 				goto bad;
 			}
 			out->registers_file = optarg;
+			break;
+		case OPT_RING_PORT:
+			if (out->n_ring_ports == T4P4S_MAX_RING_PORTS) {
+				fprintf(stderr, "error: --ring-port: at most %d\n",
+					T4P4S_MAX_RING_PORTS);
+				goto bad;
+			}
+			if (t4p4s_ring_port_parse(optarg, &out->ring_ports[out->n_ring_ports]) < 0)
+				goto bad;
+			out->n_ring_ports++;
 			break;
 		case OPT_HELP:
 			usage(prog);

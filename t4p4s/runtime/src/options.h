@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "governor.h"
+#include "ring_port.h"
 
 #define T4P4S_MAX_RX_REPLAY 8
 
@@ -24,6 +25,8 @@ struct t4p4s_options {
 	const char *rx_replay[T4P4S_MAX_RX_REPLAY];  /* --rx-replay PORT:FILE.pcap */
 	unsigned n_rx_replay;
 	const char *registers_file;     /* --registers-file: registers kept in it, or NULL */
+	struct t4p4s_ring_port_option ring_ports[T4P4S_MAX_RING_PORTS];   /* --ring-port */
+	unsigned n_ring_ports;
 };
 
 /* Parses argv (without the EAL part); on error prints why and the usage to

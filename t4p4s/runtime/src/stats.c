@@ -11,6 +11,7 @@
 #include <rte_telemetry.h>
 
 #include "control_internal.h"
+#include "ring_port.h"
 #include "runtime.h"
 
 static const char *const drop_names[T4P4S_DROP_REASONS] = {
@@ -110,9 +111,9 @@ t4p4s_stats_json(void)
 			"lcore", lc->lcore_id, "queues", queues,
 			"naps", (json_int_t)lc->governor.naps));
 	}
-	return json_pack("{s:b, s:o, s:o, s:o, s:o}", "ok", 1, "ports", ports,
+	return json_pack("{s:b, s:o, s:o, s:o, s:o, s:o}", "ok", 1, "ports", ports,
 			 "drops", drops, "parser_errors", errors,
-			 "lcores", lcores);
+			 "lcores", lcores, "ring_ports", t4p4s_ring_ports_json());
 }
 
 int
