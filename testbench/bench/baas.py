@@ -300,7 +300,8 @@ def measure(repeats: int, duration_s: int, lcore: int, tsc_hz: float, build_dir:
         "description": "the buffering service on one lcore, fed by --rx-replay on a net_null "
                        "port: 128-byte AMD PDU copies of 65,536 RLC AM DRBs and the STATUS PDUs "
                        "acknowledging them (baas_workload.py), ack-only and with 1% NACKs",
-        "attachments": {"port": "measured (net_null0, --rx-replay)", "ring": "not built"},
+        "attachments": {"port": "measured (net_null0, --rx-replay)",
+                        "ring": "not measured (make bench measures it after the port)"},
         "settings": {"lcore": lcore, "duration_s": duration_s, "repeats": repeats,
                      "warmup_s": min(WARMUP_S, duration_s / 4),
                      "eal": "--no-pci, --in-memory (hugepages) when enough are free, else "

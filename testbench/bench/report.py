@@ -190,6 +190,12 @@ def write_baas_png(path: Path, baas: dict, machine: Machine) -> None:
                      f"{mix['amd_mpps']:.2f} Mpps, {mix['cycles_per_amd_pdu']:.0f} cycles/PDU{lost}"))
         rows.append((f"BaaS {name}: AMD + STATUS frames", mix["frames_mpps"], "#8fb3de",
                      f"{mix['frames_mpps']:.2f} Mpps"))
+    ring = baas.get("ring", {})
+    if "amd_mpps" in ring:
+        kept_up = "kept up" if ring["kept_up_every_run"] else "ring full: did not keep up"
+        rows.append(("BaaS on host.p4's ring port: AMD PDUs", ring["amd_mpps"], "#1e8449",
+                     f"{ring['amd_mpps']:.2f} Mpps of host.p4's {ring['target_mpps']:.2f} "
+                     f"(2 lcores), {kept_up}"))
     if baas.get("host_p4_am_mpps") is not None:
         rows.append(("host.p4 AM copies (gnb_host_p4, this run)", baas["host_p4_am_mpps"], "#c0392b",
                      f"{baas['host_p4_am_mpps']:.2f} Mpps"))
@@ -210,8 +216,8 @@ def write_baas_png(path: Path, baas: dict, machine: Machine) -> None:
     if baas.get("host_p4_am_mpps") is not None:
         axes.axvline(baas["host_p4_am_mpps"], color="#c0392b", linestyle="--", linewidth=1)
     memory = baas["memory"]
-    axes.set_title(f"buffering service, 128 B PDUs, 65,536 DRBs, port attachment (rings: "
-                   f"{baas['attachments']['ring']})\n{machine.cpu_model}, TSC "
+    axes.set_title(f"buffering service, 128 B PDUs, 65,536 DRBs, port and ring attachments"
+                   f"\n{machine.cpu_model}, TSC "
                    f"{machine.tsc_hz / 1e9:.2f} GHz, DPDK {machine.dpdk_version}", fontsize=9)
     figure.text(0.01, 0.01, f"memory per buffered PDU: {memory['bytes_per_buffered_pdu']} B "
                 f"(mbuf pool element {memory['pool_element_bytes']} B + {memory['slot_bytes']} B "

@@ -1,6 +1,7 @@
 """`make bench`: every workload measured in the same run on the same lcore,
 then the sections measured apart (baas: the buffering service on the same
-lcore, next to the gNB step 5's AM rate; drb_load: gnbctl's DRB load;
+lcore, next to the gNB step 5's AM rate, and attached to host.p4's ring
+port on the other lcore; drb_load: gnbctl's DRB load;
 hybrid: the hybrid topology by offload percentage; p4runtime_write: the
 P4Runtime server's write rate; frontend_speed: the compiler's front end);
 results printed and written to testbench/results/bench.{json,png},
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from testbench.bench import baas, drb_load, frontend_speed, hybrid, p4runtime_write
+from testbench.bench import baas, baas_ring, drb_load, frontend_speed, hybrid, p4runtime_write
 from testbench.bench.dpdk import BenchError
 from testbench.bench.machine import describe_machine
 from testbench.bench.report import (speed_verdicts, print_hybrid_table, print_table, write_baas_png,
@@ -113,6 +114,16 @@ def main(argv: list[str] | None = None) -> int:
             lambda: baas.measure(args.repeats, args.duration, args.lcore, machine.tsc_hz,
                                  args.build_dir, host_p4.mpps if host_p4 else None),
             console, baas.summary)
+        if "skipped" not in sections["baas"]:
+            # the ring attachment: host.p4 on --lcore, the BaaS on --control-lcore
+            sections["baas"]["ring"] = _measure_section(
+                "baas ring", "host.p4's ring port, the BaaS a secondary process",
+                lambda: baas_ring.measure(args.repeats, args.duration, args.lcore,
+                                          args.control_lcore, machine.tsc_hz, args.build_dir),
+                console, baas_ring.summary)
+            sections["baas"]["attachments"]["ring"] = (
+                "measured (\"ring\")" if "skipped" not in sections["baas"]["ring"]
+                else f"not measured: {sections['baas']['ring']['skipped']}")
     if selected("drb_load"):
         sections["drb_load"] = _measure_section(
             "drb_load", "gnbctl, two P4Runtime targets",
