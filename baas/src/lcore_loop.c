@@ -100,6 +100,7 @@ baas_lcore_main(void *arg __rte_unused)
 		baas_wheel_advance(&lc->wheel, lc->now_ms, MAX_TICKS_PER_ROUND,
 				   baas_drb_poll_expired, lc);
 		baas_free_flush(lc);
+		baas_ports_publish_held(lc);
 		flush_tx(lc);
 		baas_commands_run(lc);
 		lc->polls++;
