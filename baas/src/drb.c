@@ -15,26 +15,6 @@
 	(lc)->totals.field += (n); \
 } while (0)
 
-static inline uint32_t
-sn_off(const struct baas_drb *d, uint32_t sn, uint32_t base)
-{
-	return (sn - base) & d->sn_mask;
-}
-
-static inline struct baas_slot *
-slot_of(const struct baas_drb *d, uint32_t sn)
-{
-	return &d->slots[sn & (d->cap - 1)];
-}
-
-/* the slot holding sn, or NULL */
-static inline struct baas_slot *
-held_slot(const struct baas_drb *d, uint32_t sn)
-{
-	struct baas_slot *s = slot_of(d, sn);
-	return s->m != NULL && s->sn == sn ? s : NULL;
-}
-
 const struct baas_config *
 baas_drb_config(const struct baas_lcore *lc, const struct baas_drb *d)
 {
@@ -78,9 +58,9 @@ static void
 release_below(struct baas_lcore *lc, struct baas_drb *d, uint32_t new_base)
 {
 	uint32_t released = 0;
-	for (uint32_t sn = d->buf_base; sn_off(d, sn, d->buf_base) < sn_off(d, new_base, d->buf_base);
+	for (uint32_t sn = d->buf_base; baas_sn_off(d, sn, d->buf_base) < baas_sn_off(d, new_base, d->buf_base);
 	     sn = (sn + 1) & d->sn_mask) {
-		struct baas_slot *s = held_slot(d, sn);
+		struct baas_slot *s = baas_held_slot(d, sn);
 		if (s != NULL) {
 			release(lc, d, s);
 			released++;
@@ -98,16 +78,28 @@ release_oldest(struct baas_lcore *lc, struct baas_drb *d)
 	if (d->held == 0)
 		return false;
 	uint32_t sn = d->buf_base;
-	while (held_slot(d, sn) == NULL)
+	while (baas_held_slot(d, sn) == NULL)
 		sn = (sn + 1) & d->sn_mask;
 	release_below(lc, d, (sn + 1) & d->sn_mask);
 	return true;
 }
 
+/* zeroed and cache-aligned: with 4 slots to a line, the ring's lines hold
+ * 4 consecutive SNs each (baas_drb_prefetch_status_slots) */
+static struct baas_slot *
+alloc_slots(uint32_t cap)
+{
+	size_t bytes = RTE_ALIGN_CEIL(cap * sizeof(struct baas_slot), RTE_CACHE_LINE_SIZE);
+	struct baas_slot *slots = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes);
+	if (slots != NULL)
+		memset(slots, 0, bytes);
+	return slots;
+}
+
 static int
 grow(struct baas_drb *d, uint32_t cap)
 {
-	struct baas_slot *slots = calloc(cap, sizeof(*slots));
+	struct baas_slot *slots = alloc_slots(cap);
 	if (slots == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < d->cap; i++)
@@ -131,14 +123,14 @@ void
 baas_drb_apply_bound(struct baas_lcore *lc, struct baas_drb *d)
 {
 	uint32_t bound = bound_of(lc, d);
-	uint32_t span = sn_off(d, d->tx_next, d->buf_base);
+	uint32_t span = baas_sn_off(d, d->tx_next, d->buf_base);
 	if (span > bound)
 		release_below(lc, d, (d->tx_next - bound) & d->sn_mask);
 	if (d->cap > bound) {
 		/* every held SN now lies in [tx_next - bound, tx_next): no two share a slot */
 		struct baas_slot *old = d->slots;
 		uint32_t old_cap = d->cap;
-		d->slots = calloc(bound, sizeof(*d->slots));
+		d->slots = alloc_slots(bound);
 		if (d->slots == NULL) {   /* keep the larger ring */
 			d->slots = old;
 			return;
@@ -172,7 +164,7 @@ create(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t sn_bits,
 	d->sn_mask = (1u << sn_bits) - 1;
 	d->window = 1u << (sn_bits - 1);
 	d->cap = RTE_MIN((uint32_t)FIRST_CAP, bound_of(lc, d));
-	d->slots = calloc(d->cap, sizeof(*d->slots));
+	d->slots = alloc_slots(d->cap);
 	if (d->slots == NULL) {
 		free(d);
 		return NULL;
@@ -261,7 +253,7 @@ baas_drb_pdu(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_drb_ke
 		baas_free_later(lc, m);
 		return;
 	}
-	uint32_t off = sn_off(d, sn, d->tx_next_ack);
+	uint32_t off = baas_sn_off(d, sn, d->tx_next_ack);
 	if (unlikely(off >= d->window)) {
 		if (d->held != 0) {
 			COUNT(lc, d, dropped[BAAS_DROP_OUTSIDE_WINDOW], 1);
@@ -274,13 +266,13 @@ baas_drb_pdu(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_drb_ke
 		d->tx_next_ack = d->tx_next = d->buf_base = sn;
 		off = 0;
 	}
-	uint32_t base_off = sn_off(d, d->buf_base, d->tx_next_ack);
+	uint32_t base_off = baas_sn_off(d, d->buf_base, d->tx_next_ack);
 	if (unlikely(off < base_off)) {   /* below what a bound already released */
 		COUNT(lc, d, dropped[BAAS_DROP_OUTSIDE_WINDOW], 1);
 		baas_free_later(lc, m);
 		return;
 	}
-	if (unlikely(held_slot(d, sn) != NULL)) {
+	if (unlikely(baas_held_slot(d, sn) != NULL)) {
 		COUNT(lc, d, dropped[BAAS_DROP_DUPLICATE_SN], 1);
 		baas_free_later(lc, m);
 		return;
@@ -306,7 +298,7 @@ baas_drb_pdu(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_drb_ke
 		return;
 	}
 
-	struct baas_slot *s = slot_of(d, sn);
+	struct baas_slot *s = baas_slot_of(d, sn);
 	s->m = m;
 	s->sn = sn;
 	s->considered = 0;
@@ -317,7 +309,7 @@ baas_drb_pdu(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_drb_ke
 	lc->drbs.held_bytes += s->len;
 	COUNT(lc, d, pdus_received, 1);
 	COUNT(lc, d, bytes_received, s->len);
-	if (sn_off(d, sn, d->tx_next_ack) >= sn_off(d, d->tx_next, d->tx_next_ack))
+	if (baas_sn_off(d, sn, d->tx_next_ack) >= baas_sn_off(d, d->tx_next, d->tx_next_ack))
 		d->tx_next = (sn + 1) & d->sn_mask;
 	d->attach = attach;
 
@@ -373,13 +365,13 @@ retransmit(struct baas_lcore *lc, struct baas_drb *d, const struct baas_slot *s,
 static int
 check_status(const struct baas_drb *d, const struct baas_status *st)
 {
-	uint32_t ack_off = sn_off(d, st->ack_sn, d->tx_next_ack);
-	if (ack_off > sn_off(d, d->tx_next, d->tx_next_ack))
+	uint32_t ack_off = baas_sn_off(d, st->ack_sn, d->tx_next_ack);
+	if (ack_off > baas_sn_off(d, d->tx_next, d->tx_next_ack))
 		return BAAS_DROP_STATUS_ACK_OUTSIDE;
 	uint32_t next_free = 0;   /* offsets below it were NACKed already */
 	for (unsigned i = 0; i < st->n_nacks; i++) {
 		const struct baas_nack *nk = &st->nacks[i];
-		uint32_t off = sn_off(d, nk->sn, d->tx_next_ack);
+		uint32_t off = baas_sn_off(d, nk->sn, d->tx_next_ack);
 		if (off >= ack_off || off + nk->range > ack_off)
 			return BAAS_DROP_STATUS_NACK_OUTSIDE;
 		if (off < next_free)
@@ -409,9 +401,9 @@ baas_drb_status(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t s
 	}
 	COUNT(lc, d, status_received, 1);
 	uint32_t tna = d->tx_next_ack;
-	uint32_t ack_off = sn_off(d, st->ack_sn, tna);
+	uint32_t ack_off = baas_sn_off(d, st->ack_sn, tna);
 	/* 5.3.3.3: a STATUS that reports on POLL_SN stops t-PollRetransmit */
-	bool poll_answered = sn_off(d, d->poll_sn, tna) < ack_off;
+	bool poll_answered = baas_sn_off(d, d->poll_sn, tna) < ack_off;
 	uint32_t new_tna = st->ack_sn;
 	bool new_tna_set = false;
 
@@ -421,10 +413,10 @@ baas_drb_status(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t s
 	uint32_t from_off = 0;
 	for (unsigned i = 0; i < st->n_nacks; i++) {
 		const struct baas_nack *nk = &st->nacks[i];
-		uint32_t off = sn_off(d, nk->sn, tna);
+		uint32_t off = baas_sn_off(d, nk->sn, tna);
 		/* everything between the previous NACK and this one is acknowledged */
 		for (uint32_t o = from_off; o < off; o++) {
-			struct baas_slot *s = held_slot(d, (tna + o) & d->sn_mask);
+			struct baas_slot *s = baas_held_slot(d, (tna + o) & d->sn_mask);
 			if (s != NULL) {
 				release(lc, d, s);
 				COUNT(lc, d, acked, 1);
@@ -437,7 +429,7 @@ baas_drb_status(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t s
 				new_tna_set = true;
 			}
 			COUNT(lc, d, nacked, 1);
-			struct baas_slot *s = held_slot(d, sn);
+			struct baas_slot *s = baas_held_slot(d, sn);
 			if (s == NULL) {
 				COUNT(lc, d, nack_not_held, 1);
 				baas_raise_event(lc, BAAS_EVENT_NACK_NOT_HELD, &d->key, sn, 0);
@@ -456,14 +448,14 @@ baas_drb_status(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t s
 		from_off = off + nk->range;
 	}
 	for (uint32_t o = from_off; o < ack_off; o++) {
-		struct baas_slot *s = held_slot(d, (tna + o) & d->sn_mask);
+		struct baas_slot *s = baas_held_slot(d, (tna + o) & d->sn_mask);
 		if (s != NULL) {
 			release(lc, d, s);
 			COUNT(lc, d, acked, 1);
 		}
 	}
 	d->tx_next_ack = new_tna;
-	if (sn_off(d, d->buf_base, tna) < sn_off(d, new_tna, tna))
+	if (baas_sn_off(d, d->buf_base, tna) < baas_sn_off(d, new_tna, tna))
 		d->buf_base = new_tna;
 
 	if (poll_answered)
@@ -491,7 +483,7 @@ baas_drb_poll_expired(struct baas_wheel_node *n, void *lcore)
 	 * retransmission, with a poll */
 	uint32_t sn = (d->tx_next - 1) & d->sn_mask;
 	struct baas_slot *s;
-	while ((s = held_slot(d, sn)) == NULL)
+	while ((s = baas_held_slot(d, sn)) == NULL)
 		sn = (sn - 1) & d->sn_mask;
 	if (!consider_for_retx(lc, d, s)) {
 		radio_link_failure(lc, d, s);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 
 #include <baas/api.h>
 
@@ -60,6 +61,35 @@ struct baas_drb {
 	struct baas_counters c;
 };
 
+/* the lines a PDU and a STATUS PDU read: key to c's first counters */
+#define BAAS_DRB_HOT_LINES 3
+
+/* The SNs from TX_Next_Ack on that a STATUS PDU's prefetches cover: a
+ * STATUS acknowledges about a round trip's PDUs, and a burst's prefetches
+ * must stay well within L1. */
+#define BAAS_STATUS_PREFETCH_SNS 8
+
+/* sn's offset from base, modulo 2^sn_bits (TS 38.322 7.1) */
+static inline uint32_t
+baas_sn_off(const struct baas_drb *d, uint32_t sn, uint32_t base)
+{
+	return (sn - base) & d->sn_mask;
+}
+
+static inline struct baas_slot *
+baas_slot_of(const struct baas_drb *d, uint32_t sn)
+{
+	return &d->slots[sn & (d->cap - 1)];
+}
+
+/* the slot holding sn, or NULL */
+static inline struct baas_slot *
+baas_held_slot(const struct baas_drb *d, uint32_t sn)
+{
+	struct baas_slot *s = baas_slot_of(d, sn);
+	return s->m != NULL && s->sn == sn ? s : NULL;
+}
+
 struct baas_ue_drbs {
 	struct baas_drb *by_lcid[64];
 };
@@ -74,6 +104,57 @@ struct baas_drb_table {
 
 int baas_drb_table_init(struct baas_drb_table *t, uint64_t max_held);
 void baas_drb_table_free(struct baas_lcore *lc);
+
+/* For the next frame of d: its state. */
+static inline void
+baas_drb_prefetch(const struct baas_drb *d)
+{
+	for (unsigned i = 0; i < BAAS_DRB_HOT_LINES; i++)
+		rte_prefetch0((const char *)d + i * RTE_CACHE_LINE_SIZE);
+}
+
+/* Once d's state is in cache: the slot an AMD PDU with sn goes to. */
+static inline void
+baas_drb_prefetch_pdu_slot(const struct baas_drb *d, uint32_t sn)
+{
+	rte_prefetch0(baas_slot_of(d, sn));
+}
+
+static inline uint32_t
+baas_drb_status_prefetch_sns(const struct baas_drb *d)
+{
+	uint32_t outstanding = baas_sn_off(d, d->tx_next, d->tx_next_ack);
+	return outstanding < BAAS_STATUS_PREFETCH_SNS ? outstanding : BAAS_STATUS_PREFETCH_SNS;
+}
+
+/* Once d's state is in cache: the slots a STATUS PDU reads first. */
+static inline void
+baas_drb_prefetch_status_slots(const struct baas_drb *d)
+{
+	const uint32_t per_line = RTE_CACHE_LINE_SIZE / sizeof(struct baas_slot);
+	uint32_t n = baas_drb_status_prefetch_sns(d);
+	for (uint32_t o = 0; o < n; o++) {
+		uint32_t i = (d->tx_next_ack + o) & (d->cap - 1);
+		if (o == 0 || i % per_line == 0)
+			rte_prefetch0(&d->slots[i]);
+	}
+}
+
+/* Once those slots are in cache: the mbufs the STATUS PDU may release
+ * (both lines: rte_pktmbuf_free_bulk reads the refcnt and pool in the
+ * first, next in the second). */
+static inline void
+baas_drb_prefetch_status_mbufs(const struct baas_drb *d)
+{
+	uint32_t n = baas_drb_status_prefetch_sns(d);
+	for (uint32_t o = 0; o < n; o++) {
+		const struct baas_slot *s = baas_held_slot(d, (d->tx_next_ack + o) & d->sn_mask);
+		if (s != NULL) {
+			rte_mbuf_prefetch_part1(s->m);
+			rte_mbuf_prefetch_part2(s->m);
+		}
+	}
+}
 
 static inline struct baas_drb *
 baas_drb_find(const struct baas_drb_table *t, const struct baas_drb_key *key)

@@ -3,8 +3,7 @@
 #include "frame.h"
 
 int
-baas_frame_parse(const struct rte_mbuf *m, struct baas_frame *f,
-		 uint8_t buf[BAAS_MAX_STATUS_BYTES])
+baas_frame_parse(const struct rte_mbuf *m, struct baas_frame *f)
 {
 	uint8_t hdr[BAAS_RLC_OFFSET + 3];
 	uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -48,6 +47,5 @@ baas_frame_parse(const struct rte_mbuf *m, struct baas_frame *f,
 	f->rlc_len = len - BAAS_RLC_OFFSET;
 	if (f->rlc_len > BAAS_MAX_STATUS_BYTES)
 		f->rlc_len = BAAS_MAX_STATUS_BYTES;
-	f->rlc = rte_pktmbuf_read(m, BAAS_RLC_OFFSET, f->rlc_len, buf);
 	return -1;
 }

@@ -30,13 +30,20 @@ struct baas_frame {
 	uint8_t sn_bits;            /* 12 or 18 (shim flag) */
 	uint32_t sn;                /* AMD */
 	bool poll;                  /* AMD */
-	const uint8_t *rlc;         /* STATUS: its bytes (in the mbuf or in buf) */
-	uint32_t rlc_len;
+	uint32_t rlc_len;           /* STATUS: its bytes from BAAS_RLC_OFFSET on */
 };
 
 /* Classifies m. Returns -1 for a frame to act on (*f filled), else the
- * drop reason. buf holds a STATUS PDU that spans mbuf segments. */
-int baas_frame_parse(const struct rte_mbuf *m, struct baas_frame *f,
-		     uint8_t buf[BAAS_MAX_STATUS_BYTES]);
+ * drop reason. */
+int baas_frame_parse(const struct rte_mbuf *m, struct baas_frame *f);
+
+/* A STATUS frame's RLC bytes: in m, or copied into buf when they span
+ * mbuf segments. */
+static inline const uint8_t *
+baas_frame_status_bytes(const struct rte_mbuf *m, const struct baas_frame *f,
+			uint8_t buf[BAAS_MAX_STATUS_BYTES])
+{
+	return rte_pktmbuf_read(m, BAAS_RLC_OFFSET, f->rlc_len, buf);
+}
 
 #endif

@@ -31,45 +31,82 @@ baas_free_later(struct baas_lcore *lc, struct rte_mbuf *m)
 }
 
 static void
-handle_frame(struct baas_lcore *lc, struct rte_mbuf *m, uint16_t attach)
+handle_frame(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_frame *f,
+	     int reason, uint16_t attach)
 {
 	static __thread uint8_t status_bytes[BAAS_MAX_STATUS_BYTES];
 	static __thread struct baas_status status;
-	struct baas_frame f;
-	int reason = baas_frame_parse(m, &f, status_bytes);
 	if (reason >= 0) {
 		lc->totals.dropped[reason]++;
 		baas_free_later(lc, m);
 		return;
 	}
-	if (f.kind == BAAS_FRAME_AMD) {
-		baas_drb_pdu(lc, m, &f.key, f.sn_bits, f.sn, f.poll, attach);
+	if (f->kind == BAAS_FRAME_AMD) {
+		baas_drb_pdu(lc, m, &f->key, f->sn_bits, f->sn, f->poll, attach);
 		return;
 	}
-	reason = baas_status_decode(f.rlc, f.rlc_len, f.sn_bits, &status);
+	reason = baas_status_decode(baas_frame_status_bytes(m, f, status_bytes), f->rlc_len,
+				    f->sn_bits, &status);
 	if (reason >= 0) {
-		struct baas_drb *d = baas_drb_find(&lc->drbs, &f.key);
+		struct baas_drb *d = baas_drb_find(&lc->drbs, &f->key);
 		if (d != NULL)
 			d->c.dropped[reason]++;
 		lc->totals.dropped[reason]++;
 	} else {
-		baas_drb_status(lc, &f.key, f.sn_bits, &status);   /* counts its own drops */
+		baas_drb_status(lc, &f->key, f->sn_bits, &status);   /* counts its own drops */
 	}
 	baas_free_later(lc, m);
 }
 
+/* A burst in stages, as DPDK's l3fwd does: each loop over the whole burst
+ * prefetches what the next one reads, so each level of a frame's way to
+ * its state (UE pointer, LCID table, DRB, slots, the mbufs a STATUS PDU
+ * releases) has a burst's work to hide its memory latency behind: with
+ * many DRBs, each is cold when its next frame comes. The prefetches are
+ * hints only: handle_frame looks everything up again, so a DRB that an
+ * earlier frame of the burst creates, changes or forgets is right. */
 static unsigned
 poll_attachment(struct baas_lcore *lc, uint16_t i, unsigned burst)
 {
 	struct baas_attachment *a = &lc->attach[i];
 	struct rte_mbuf *pkts[BAAS_MAX_BURST];
+	struct baas_frame frames[BAAS_MAX_BURST];
+	int reasons[BAAS_MAX_BURST];
+	struct baas_ue_drbs *ues[BAAS_MAX_BURST];
+	const struct baas_drb *drbs[BAAS_MAX_BURST];
 	unsigned n = a->ring_in != NULL
 		? rte_ring_dequeue_burst(a->ring_in, (void **)pkts, burst, NULL)
 		: rte_eth_rx_burst(a->port, 0, pkts, (uint16_t)burst);
 	for (unsigned k = 0; k < n; k++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
+	for (unsigned k = 0; k < n; k++) {
+		reasons[k] = baas_frame_parse(pkts[k], &frames[k]);
+		if (reasons[k] < 0)
+			rte_prefetch0(&lc->drbs.ues[frames[k].key.ue_id]);
+	}
+	for (unsigned k = 0; k < n; k++) {
+		ues[k] = reasons[k] < 0 ? lc->drbs.ues[frames[k].key.ue_id] : NULL;
+		if (ues[k] != NULL)
+			rte_prefetch0(&ues[k]->by_lcid[frames[k].key.lcid]);
+	}
+	for (unsigned k = 0; k < n; k++) {
+		drbs[k] = ues[k] != NULL ? ues[k]->by_lcid[frames[k].key.lcid] : NULL;
+		if (drbs[k] != NULL)
+			baas_drb_prefetch(drbs[k]);
+	}
+	for (unsigned k = 0; k < n; k++) {
+		if (drbs[k] == NULL)
+			continue;
+		if (frames[k].kind == BAAS_FRAME_AMD)
+			baas_drb_prefetch_pdu_slot(drbs[k], frames[k].sn);
+		else
+			baas_drb_prefetch_status_slots(drbs[k]);
+	}
 	for (unsigned k = 0; k < n; k++)
-		handle_frame(lc, pkts[k], i);
+		if (drbs[k] != NULL && frames[k].kind == BAAS_FRAME_STATUS)
+			baas_drb_prefetch_status_mbufs(drbs[k]);
+	for (unsigned k = 0; k < n; k++)
+		handle_frame(lc, pkts[k], &frames[k], reasons[k], i);
 	return n;
 }
 
