@@ -10,8 +10,14 @@
 #define FIRST_CAP 16
 #define OVERFLOW_EVENT_MS 100
 
+/* a DRB's counter and its lcore's total (which keeps counting after the
+ * DRB is forgotten); COUNT_HOT for those in the DRB's hot lines */
 #define COUNT(lc, d, field, n) do { \
 	(d)->c.field += (n); \
+	(lc)->totals.field += (n); \
+} while (0)
+#define COUNT_HOT(lc, d, field, n) do { \
+	(d)->field += (n); \
 	(lc)->totals.field += (n); \
 } while (0)
 
@@ -155,9 +161,13 @@ create(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t sn_bits,
 			return NULL;
 		t->ues[key->ue_id] = u;
 	}
-	struct baas_drb *d = calloc(1, sizeof(*d));
+	/* aligned, so that its hot part is its first cache lines; from the
+	 * heap, where the sanitizer build checks it (hugepage memory made no
+	 * measurable difference to the bench) */
+	struct baas_drb *d = aligned_alloc(RTE_CACHE_LINE_SIZE, sizeof(*d));
 	if (d == NULL)
 		return NULL;
+	memset(d, 0, sizeof(*d));
 	d->key = *key;
 	d->sn_bits = sn_bits;
 	d->attach = attach;
@@ -307,8 +317,8 @@ baas_drb_pdu(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_drb_ke
 	d->held_bytes += s->len;
 	lc->drbs.held++;
 	lc->drbs.held_bytes += s->len;
-	COUNT(lc, d, pdus_received, 1);
-	COUNT(lc, d, bytes_received, s->len);
+	COUNT_HOT(lc, d, pdus_received, 1);
+	COUNT_HOT(lc, d, bytes_received, s->len);
 	if (baas_sn_off(d, sn, d->tx_next_ack) >= baas_sn_off(d, d->tx_next, d->tx_next_ack))
 		d->tx_next = (sn + 1) & d->sn_mask;
 	d->attach = attach;
@@ -399,7 +409,7 @@ baas_drb_status(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t s
 		COUNT(lc, d, dropped[reason], 1);
 		return reason;
 	}
-	COUNT(lc, d, status_received, 1);
+	COUNT_HOT(lc, d, status_received, 1);
 	uint32_t tna = d->tx_next_ack;
 	uint32_t ack_off = baas_sn_off(d, st->ack_sn, tna);
 	/* 5.3.3.3: a STATUS that reports on POLL_SN stops t-PollRetransmit */
@@ -419,7 +429,7 @@ baas_drb_status(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t s
 			struct baas_slot *s = baas_held_slot(d, (tna + o) & d->sn_mask);
 			if (s != NULL) {
 				release(lc, d, s);
-				COUNT(lc, d, acked, 1);
+				COUNT_HOT(lc, d, acked, 1);
 			}
 		}
 		for (uint32_t k = 0; k < nk->range; k++) {
@@ -451,7 +461,7 @@ baas_drb_status(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t s
 		struct baas_slot *s = baas_held_slot(d, (tna + o) & d->sn_mask);
 		if (s != NULL) {
 			release(lc, d, s);
-			COUNT(lc, d, acked, 1);
+			COUNT_HOT(lc, d, acked, 1);
 		}
 	}
 	d->tx_next_ack = new_tna;
@@ -507,4 +517,8 @@ baas_drb_info(const struct baas_drb *d, struct baas_drb_info *out)
 	out->held = d->held;
 	out->held_bytes = d->held_bytes;
 	out->counters = d->c;
+	out->counters.pdus_received = d->pdus_received;
+	out->counters.bytes_received = d->bytes_received;
+	out->counters.acked = d->acked;
+	out->counters.status_received = d->status_received;
 }

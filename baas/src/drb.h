@@ -20,6 +20,7 @@
 #define BAAS_DRB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_mbuf.h>
@@ -39,9 +40,13 @@ struct baas_slot {
 	uint16_t len;                 /* frame bytes (for held_bytes) */
 };
 
+/* Laid out by use: a PDU and a STATUS PDU touch the first two cache lines
+ * only (prefetched together, see baas_drb_prefetch), so the per-PDU
+ * counters live there too, outside c; baas_drb_info folds them in. */
 struct baas_drb {
 	struct baas_drb_key key;
 	uint8_t sn_bits;
+	bool own_config;
 	uint16_t attach;              /* where its copies arrive and its retransmissions leave */
 	uint32_t sn_mask;             /* 2^sn_bits - 1 */
 	uint32_t window;              /* AM_Window_Size, TS 38.322 7.2 */
@@ -50,19 +55,21 @@ struct baas_drb {
 	uint32_t buf_base;            /* lowest SN it can still hold (>= tx_next_ack) */
 	uint32_t poll_sn;
 	uint32_t cap;                 /* slots, a power of two */
-	struct baas_slot *slots;
 	uint32_t held;
+	struct baas_slot *slots;
 	uint64_t held_bytes;
-	bool own_config;
-	struct baas_config config;    /* its own values when own_config */
+	uint64_t pdus_received, bytes_received, acked, status_received;   /* not in c (0 there) */
 	struct baas_wheel_node poll_timer;   /* t-PollRetransmit, TS 38.322 7.3 */
+
+	struct baas_config config __rte_cache_aligned;   /* its own values when own_config */
 	uint64_t overflow_event_ms;   /* the last OVERFLOW event (one per 100 ms at most) */
 	uint32_t overflow_pending;    /* PDUs released since */
 	struct baas_counters c;
-};
+} __rte_cache_aligned;
 
-/* the lines a PDU and a STATUS PDU read: key to c's first counters */
-#define BAAS_DRB_HOT_LINES 3
+#define BAAS_DRB_HOT_LINES 2
+_Static_assert(offsetof(struct baas_drb, config) == BAAS_DRB_HOT_LINES * RTE_CACHE_LINE_SIZE,
+	       "what a PDU and a STATUS PDU touch is BAAS_DRB_HOT_LINES cache lines");
 
 /* The SNs from TX_Next_Ack on that a STATUS PDU's prefetches cover: a
  * STATUS acknowledges about a round trip's PDUs, and a burst's prefetches
