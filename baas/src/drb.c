@@ -193,7 +193,7 @@ baas_drb_flush(struct baas_lcore *lc, struct baas_drb *d)
 	for (uint32_t i = 0; i < d->cap; i++)
 		if (d->slots[i].m != NULL)
 			release(lc, d, &d->slots[i]);
-	baas_wheel_stop(&lc->wheel, &d->poll_timer);
+	baas_wheel_remove(&lc->wheel, &d->poll_timer);
 	lc->drbs.ues[d->key.ue_id]->by_lcid[d->key.lcid] = NULL;
 	lc->drbs.n_drbs--;
 	free(d->slots);
@@ -469,7 +469,7 @@ baas_drb_status(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t s
 		d->buf_base = new_tna;
 
 	if (poll_answered)
-		baas_wheel_stop(&lc->wheel, &d->poll_timer);
+		baas_wheel_stop(&d->poll_timer);
 	if (pending != NULL) {
 		retransmit(lc, d, pending, true);
 		/* 5.3.3.2: POLL_SN is the highest SN submitted to lower layer */

@@ -9,21 +9,24 @@ list_init(struct baas_wheel_node *head)
 }
 
 static void
-unlink_node(struct baas_wheel_node *n)
+unlink_node(struct baas_wheel *w, struct baas_wheel_node *n)
 {
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
 	n->prev = n->next = NULL;
+	w->queued--;
 }
 
 static void
-insert(struct baas_wheel *w, struct baas_wheel_node *n)
+insert(struct baas_wheel *w, struct baas_wheel_node *n, uint64_t tick)
 {
-	struct baas_wheel_node *head = &w->bucket[n->expiry_ms % BAAS_WHEEL_BUCKETS];
+	struct baas_wheel_node *head = &w->bucket[tick % BAAS_WHEEL_BUCKETS];
+	n->queued_ms = tick;
 	n->next = head->next;
 	n->prev = head;
 	head->next->prev = n;
 	head->next = n;
+	w->queued++;
 }
 
 void
@@ -32,36 +35,36 @@ baas_wheel_init(struct baas_wheel *w, uint64_t now_ms)
 	for (unsigned i = 0; i < BAAS_WHEEL_BUCKETS; i++)
 		list_init(&w->bucket[i]);
 	w->done_ms = now_ms;
-	w->armed = 0;
+	w->queued = 0;
 }
 
 void
 baas_wheel_arm(struct baas_wheel *w, struct baas_wheel_node *n, uint64_t expiry_ms)
 {
-	if (baas_wheel_armed(n))
-		unlink_node(n);
-	else
-		w->armed++;
 	/* a bucket already run this lap would wait a whole lap */
 	n->expiry_ms = expiry_ms > w->done_ms ? expiry_ms : w->done_ms + 1;
-	insert(w, n);
+	if (n->next != NULL) {
+		if (n->expiry_ms >= n->queued_ms)
+			return;   /* its bucket comes first and moves it on */
+		unlink_node(w, n);
+	}
+	insert(w, n, n->expiry_ms);
 }
 
 void
-baas_wheel_stop(struct baas_wheel *w, struct baas_wheel_node *n)
+baas_wheel_remove(struct baas_wheel *w, struct baas_wheel_node *n)
 {
-	if (!baas_wheel_armed(n))
-		return;
-	unlink_node(n);
-	w->armed--;
+	baas_wheel_stop(n);
+	if (n->next != NULL)
+		unlink_node(w, n);
 }
 
 void
 baas_wheel_advance(struct baas_wheel *w, uint64_t now_ms, unsigned max_ticks,
 		   void (*fn)(struct baas_wheel_node *n, void *arg), void *arg)
 {
-	if (w->armed == 0) {
-		w->done_ms = now_ms;   /* nothing to run: skip the empty buckets */
+	if (w->queued == 0) {
+		w->done_ms = now_ms;   /* nothing queued: skip the empty buckets */
 		return;
 	}
 	for (unsigned t = 0; t < max_ticks && w->done_ms < now_ms; t++) {
@@ -78,12 +81,14 @@ baas_wheel_advance(struct baas_wheel *w, uint64_t now_ms, unsigned max_ticks,
 		list_init(head);
 		while (due.next != &due) {
 			struct baas_wheel_node *n = due.next;
-			unlink_node(n);
-			if (n->expiry_ms > tick) {   /* a later lap */
-				insert(w, n);
+			unlink_node(w, n);
+			if (!baas_wheel_armed(n))
+				continue;
+			if (n->expiry_ms > tick) {   /* re-armed since, or a later lap */
+				insert(w, n, n->expiry_ms);
 				continue;
 			}
-			w->armed--;
+			baas_wheel_stop(n);
 			fn(n, arg);
 		}
 	}

@@ -1,7 +1,24 @@
-/* A timer wheel of 1 ms buckets (paper 004, section 5.6.1): arm, re-arm
- * and stop are O(1); advancing costs one bucket per elapsed millisecond.
- * A timer further away than the wheel's span stays in its bucket until
- * its own lap comes. One wheel per lcore, never shared. */
+/* A timer wheel of 1 ms buckets (paper 004, section 5.6.1). One wheel per
+ * lcore, never shared.
+ *
+ * Lazy: a node stays queued in the bucket it was inserted in while its
+ * timer is stopped and started again, because a DRB's timer is started by
+ * its PDUs and stopped by its STATUS PDU once per radio round trip, and
+ * linking it in and out of a bucket list each time writes its neighbours
+ * there: other DRBs' cold cache lines. So:
+ *  - stop only marks the node stopped;
+ *  - arm to an expiry not earlier than the tick the node is queued for only
+ *    sets the expiry; arm to an earlier one (a lowered t-PollRetransmit)
+ *    moves the node to the bucket of its expiry;
+ *  - when the wheel reaches a bucket, each node in it that is stopped
+ *    leaves the wheel, one that expires later goes to the bucket of its
+ *    expiry (a re-arm, or a timer longer than the wheel's span waiting for
+ *    its lap) and the others fire.
+ * Arm, stop and remove are O(1) and write nothing but the node (and a
+ * bucket head) unless a node moves to an earlier bucket; advancing costs a
+ * bucket per elapsed millisecond and a step per node queued in it. A timer
+ * never fires before its expiry, and advanced every millisecond, never
+ * more than one tick after it. */
 #ifndef BAAS_WHEEL_H
 #define BAAS_WHEEL_H
 
@@ -10,15 +27,17 @@
 
 #define BAAS_WHEEL_BUCKETS 4096   /* ms: t-PollRetransmit values up to 4 s in one lap */
 
+/* All zero: stopped and not queued. */
 struct baas_wheel_node {
-	struct baas_wheel_node *prev, *next;   /* NULL when not armed */
-	uint64_t expiry_ms;
+	struct baas_wheel_node *prev, *next;   /* in the bucket of queued_ms; NULL when not queued */
+	uint64_t queued_ms;
+	uint64_t expiry_ms;   /* 0 when stopped: an expiry is always after the wheel's done_ms */
 };
 
 struct baas_wheel {
 	struct baas_wheel_node bucket[BAAS_WHEEL_BUCKETS];   /* list heads */
 	uint64_t done_ms;    /* every bucket up to this tick has run */
-	uint64_t armed;
+	uint64_t queued;     /* nodes in buckets, running or stopped: none lets advance skip */
 };
 
 void baas_wheel_init(struct baas_wheel *w, uint64_t now_ms);
@@ -26,12 +45,21 @@ void baas_wheel_init(struct baas_wheel *w, uint64_t now_ms);
 static inline bool
 baas_wheel_armed(const struct baas_wheel_node *n)
 {
-	return n->next != NULL;
+	return n->expiry_ms != 0;
 }
 
 /* (Re)arms n to fire once the wheel reaches expiry_ms (at least the next tick). */
 void baas_wheel_arm(struct baas_wheel *w, struct baas_wheel_node *n, uint64_t expiry_ms);
-void baas_wheel_stop(struct baas_wheel *w, struct baas_wheel_node *n);
+
+/* It stays queued: the wheel drops it when it reaches its bucket. */
+static inline void
+baas_wheel_stop(struct baas_wheel_node *n)
+{
+	n->expiry_ms = 0;
+}
+
+/* Stops n and takes it out of its bucket: before its memory is freed. */
+void baas_wheel_remove(struct baas_wheel *w, struct baas_wheel_node *n);
 
 /* Runs fn on every node due by now_ms, bucket by bucket, at most
  * max_ticks buckets (the rest next time); fn may re-arm the node. */
