@@ -1,41 +1,53 @@
 #include <stddef.h>
 
+#include <rte_common.h>
+#include <rte_prefetch.h>
+
 #include "wheel.h"
 
 static void
-list_init(struct baas_wheel_node *head)
+list_init(struct baas_wheel_link *head)
 {
 	head->prev = head->next = head;
+}
+
+static bool
+list_empty(const struct baas_wheel_link *head)
+{
+	return head->next == head;
 }
 
 static void
 unlink_node(struct baas_wheel *w, struct baas_wheel_node *n)
 {
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->prev = n->next = NULL;
+	n->link.prev->next = n->link.next;
+	n->link.next->prev = n->link.prev;
+	n->link.prev = n->link.next = NULL;
 	w->queued--;
 }
 
 static void
 insert(struct baas_wheel *w, struct baas_wheel_node *n, uint64_t tick)
 {
-	struct baas_wheel_node *head = &w->bucket[tick % BAAS_WHEEL_BUCKETS];
+	struct baas_wheel_link *head =
+		&w->lane[tick % BAAS_WHEEL_BUCKETS][w->next_lane++ % BAAS_WHEEL_LANES];
 	n->queued_ms = tick;
-	n->next = head->next;
-	n->prev = head;
-	head->next->prev = n;
-	head->next = n;
+	n->link.next = head->next;
+	n->link.prev = head;
+	head->next->prev = &n->link;
+	head->next = &n->link;
 	w->queued++;
 }
 
 void
 baas_wheel_init(struct baas_wheel *w, uint64_t now_ms)
 {
-	for (unsigned i = 0; i < BAAS_WHEEL_BUCKETS; i++)
-		list_init(&w->bucket[i]);
+	for (unsigned b = 0; b < BAAS_WHEEL_BUCKETS; b++)
+		for (unsigned l = 0; l < BAAS_WHEEL_LANES; l++)
+			list_init(&w->lane[b][l]);
 	w->done_ms = now_ms;
 	w->queued = 0;
+	w->next_lane = 0;
 }
 
 void
@@ -43,7 +55,7 @@ baas_wheel_arm(struct baas_wheel *w, struct baas_wheel_node *n, uint64_t expiry_
 {
 	/* a bucket already run this lap would wait a whole lap */
 	n->expiry_ms = expiry_ms > w->done_ms ? expiry_ms : w->done_ms + 1;
-	if (n->next != NULL) {
+	if (n->link.next != NULL) {
 		if (n->expiry_ms >= n->queued_ms)
 			return;   /* its bucket comes first and moves it on */
 		unlink_node(w, n);
@@ -55,8 +67,22 @@ void
 baas_wheel_remove(struct baas_wheel *w, struct baas_wheel_node *n)
 {
 	baas_wheel_stop(n);
-	if (n->next != NULL)
+	if (n->link.next != NULL)
 		unlink_node(w, n);
+}
+
+/* Moves list from's nodes to the empty list to. */
+static void
+list_move(struct baas_wheel_link *to, struct baas_wheel_link *from)
+{
+	if (list_empty(from)) {
+		list_init(to);
+		return;
+	}
+	*to = *from;
+	to->next->prev = to;
+	to->prev->next = to;
+	list_init(from);
 }
 
 void
@@ -69,27 +95,30 @@ baas_wheel_advance(struct baas_wheel *w, uint64_t now_ms, unsigned max_ticks,
 	}
 	for (unsigned t = 0; t < max_ticks && w->done_ms < now_ms; t++) {
 		uint64_t tick = ++w->done_ms;
-		struct baas_wheel_node *head = &w->bucket[tick % BAAS_WHEEL_BUCKETS];
 		/* detach the bucket first: fn may re-arm a node into it */
-		struct baas_wheel_node due;
-		if (head->next == head)
-			continue;
-		due.next = head->next;
-		due.prev = head->prev;
-		due.next->prev = &due;
-		due.prev->next = &due;
-		list_init(head);
-		while (due.next != &due) {
-			struct baas_wheel_node *n = due.next;
-			unlink_node(w, n);
-			if (!baas_wheel_armed(n))
-				continue;
-			if (n->expiry_ms > tick) {   /* re-armed since, or a later lap */
-				insert(w, n, n->expiry_ms);
-				continue;
+		struct baas_wheel_link due[BAAS_WHEEL_LANES];
+		for (unsigned l = 0; l < BAAS_WHEEL_LANES; l++)
+			list_move(&due[l], &w->lane[tick % BAAS_WHEEL_BUCKETS][l]);
+		for (bool more = true; more;) {
+			more = false;
+			for (unsigned l = 0; l < BAAS_WHEEL_LANES; l++) {
+				if (list_empty(&due[l]))
+					continue;
+				more = true;
+				struct baas_wheel_node *n =
+					container_of(due[l].next, struct baas_wheel_node, link);
+				/* the lane's next node, while the other lanes take a step */
+				rte_prefetch0(n->link.next);
+				unlink_node(w, n);
+				if (!baas_wheel_armed(n))
+					continue;
+				if (n->expiry_ms > tick) {   /* re-armed since, or a later lap */
+					insert(w, n, n->expiry_ms);
+					continue;
+				}
+				baas_wheel_stop(n);
+				fn(n, arg);
 			}
-			baas_wheel_stop(n);
-			fn(n, arg);
 		}
 	}
 }

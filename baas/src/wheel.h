@@ -18,7 +18,11 @@
  * bucket head) unless a node moves to an earlier bucket; advancing costs a
  * bucket per elapsed millisecond and a step per node queued in it. A timer
  * never fires before its expiry, and advanced every millisecond, never
- * more than one tick after it. */
+ * more than one tick after it.
+ *
+ * A bucket is BAAS_WHEEL_LANES lists, filled in turn and walked side by
+ * side: each step of a walk is a cold cache line (a DRB's), and one list
+ * would make them one dependent load after another. */
 #ifndef BAAS_WHEEL_H
 #define BAAS_WHEEL_H
 
@@ -26,18 +30,24 @@
 #include <stdint.h>
 
 #define BAAS_WHEEL_BUCKETS 4096   /* ms: t-PollRetransmit values up to 4 s in one lap */
+#define BAAS_WHEEL_LANES 8
+
+struct baas_wheel_link {
+	struct baas_wheel_link *prev, *next;
+};
 
 /* All zero: stopped and not queued. */
 struct baas_wheel_node {
-	struct baas_wheel_node *prev, *next;   /* in the bucket of queued_ms; NULL when not queued */
+	struct baas_wheel_link link;   /* in a lane of the bucket of queued_ms; NULL when not queued */
 	uint64_t queued_ms;
 	uint64_t expiry_ms;   /* 0 when stopped: an expiry is always after the wheel's done_ms */
 };
 
 struct baas_wheel {
-	struct baas_wheel_node bucket[BAAS_WHEEL_BUCKETS];   /* list heads */
+	struct baas_wheel_link lane[BAAS_WHEEL_BUCKETS][BAAS_WHEEL_LANES];   /* list heads */
 	uint64_t done_ms;    /* every bucket up to this tick has run */
 	uint64_t queued;     /* nodes in buckets, running or stopped: none lets advance skip */
+	unsigned next_lane;
 };
 
 void baas_wheel_init(struct baas_wheel *w, uint64_t now_ms);
