@@ -154,12 +154,11 @@ create(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t sn_bits,
        uint32_t sn, uint16_t attach)
 {
 	struct baas_drb_table *t = &lc->drbs;
-	struct baas_ue_drbs *u = t->ues[key->ue_id];
-	if (u == NULL) {
-		u = calloc(1, sizeof(*u));
-		if (u == NULL)
+	struct baas_ue *u = &t->ues[key->ue_id];
+	if (u->first != 0 && u->others == NULL) {
+		u->others = calloc(1, sizeof(*u->others));
+		if (u->others == NULL)
 			return NULL;
-		t->ues[key->ue_id] = u;
 	}
 	/* aligned, so that its hot part is its first cache lines; from the
 	 * heap, where the sanitizer build checks it (hugepage memory made no
@@ -181,7 +180,10 @@ create(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t sn_bits,
 	}
 	d->tx_next_ack = d->tx_next = d->buf_base = d->poll_sn = sn;
 	d->overflow_event_ms = lc->now_ms - OVERFLOW_EVENT_MS;
-	u->by_lcid[key->lcid] = d;
+	if (u->first == 0)
+		u->first = (uintptr_t)d | key->lcid;
+	else
+		u->others->by_lcid[key->lcid] = d;
 	t->n_drbs++;
 	return d;
 }
@@ -194,11 +196,22 @@ baas_drb_flush(struct baas_lcore *lc, struct baas_drb *d)
 		if (d->slots[i].m != NULL)
 			release(lc, d, &d->slots[i]);
 	baas_wheel_remove(&lc->wheel, &d->poll_timer);
-	lc->drbs.ues[d->key.ue_id]->by_lcid[d->key.lcid] = NULL;
+	struct baas_ue *u = &lc->drbs.ues[d->key.ue_id];
+	if (baas_ue_first(u, d->key.lcid) == d)
+		u->first = 0;
+	else
+		u->others->by_lcid[d->key.lcid] = NULL;
 	lc->drbs.n_drbs--;
 	free(d->slots);
 	free(d);
 	return n;
+}
+
+static int
+flush_at_exit(struct baas_drb *d, void *lc)
+{
+	baas_drb_flush(lc, d);
+	return 0;
 }
 
 void
@@ -207,15 +220,9 @@ baas_drb_table_free(struct baas_lcore *lc)
 	struct baas_drb_table *t = &lc->drbs;
 	if (t->ues == NULL)
 		return;
-	for (uint32_t ue = 0; ue <= UINT16_MAX; ue++) {
-		struct baas_ue_drbs *u = t->ues[ue];
-		if (u == NULL)
-			continue;
-		for (unsigned l = 0; l < 64; l++)
-			if (u->by_lcid[l] != NULL)
-				baas_drb_flush(lc, u->by_lcid[l]);
-		free(u);
-	}
+	baas_drb_foreach(t, flush_at_exit, lc);
+	for (uint32_t ue = 0; ue <= UINT16_MAX; ue++)
+		free(t->ues[ue].others);
 	free(t->ues);
 	t->ues = NULL;
 	baas_free_flush(lc);
@@ -225,11 +232,10 @@ int
 baas_drb_foreach(struct baas_drb_table *t, int (*fn)(struct baas_drb *, void *), void *arg)
 {
 	for (uint32_t ue = 0; ue <= UINT16_MAX; ue++) {
-		struct baas_ue_drbs *u = t->ues[ue];
-		if (u == NULL)
+		if (t->ues[ue].first == 0 && t->ues[ue].others == NULL)
 			continue;
-		for (unsigned l = 0; l < 64; l++) {
-			struct baas_drb *d = u->by_lcid[l];
+		for (uint8_t lcid = 0; lcid < 64; lcid++) {
+			struct baas_drb *d = baas_drb_find(t, &(struct baas_drb_key){ (uint16_t)ue, lcid });
 			int ret = d != NULL ? fn(d, arg) : 0;
 			if (ret != 0)
 				return ret;

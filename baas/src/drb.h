@@ -7,8 +7,9 @@
  * cost O(1), with no hashing and no per-PDU allocation. A slot is 16
  * bytes, so a DRB's ring lives in a few cache lines per 4 SNs.
  *
- * DRBs are found by (ue_id, lcid) in two levels: 65,536 UE pointers, then
- * 64 LCIDs per UE seen (NR's LCID has 6 bits).
+ * DRBs are found by (ue_id, lcid) in a table of 65,536 UEs (struct
+ * baas_ue: a UE's first DRB right there, any others in a table of 64
+ * LCIDs: NR's LCID has 6 bits).
  *
  * SNs are compared as TS 38.322 7.1 says: modulo 2^sn_bits, relative to
  * TX_Next_Ack. Besides TX_Next_Ack (the lowest SN not positively
@@ -101,8 +102,23 @@ struct baas_ue_drbs {
 	struct baas_drb *by_lcid[64];
 };
 
+/* A UE's entry: the DRB it had first is found from here directly, one
+ * cache line before the DRB's own (most UEs have one DRB, and with many
+ * UEs every line on the way is a cache miss); its others through a table
+ * of 64 LCIDs. The first's LCID is kept in the low bits of its pointer,
+ * which a DRB's cache alignment leaves 0: an entry is 16 bytes, and no
+ * DRB is read to tell LCIDs apart. */
+struct baas_ue {
+	uintptr_t first;                /* its first DRB | that DRB's LCID, or 0 */
+	struct baas_ue_drbs *others;    /* made at its second DRB */
+};
+
+#define BAAS_LCID_BITS 6
+_Static_assert(_Alignof(struct baas_drb) >= 1 << BAAS_LCID_BITS,
+	       "an LCID fits in a DRB pointer's low bits");
+
 struct baas_drb_table {
-	struct baas_ue_drbs **ues;    /* 65,536, by ue_id */
+	struct baas_ue *ues;          /* 65,536, by ue_id */
 	uint32_t n_drbs;
 	uint64_t held;                /* PDUs held by this lcore's DRBs */
 	uint64_t held_bytes;
@@ -163,11 +179,22 @@ baas_drb_prefetch_status_mbufs(const struct baas_drb *d)
 	}
 }
 
+/* u's first DRB if its LCID is lcid, else NULL */
+static inline struct baas_drb *
+baas_ue_first(const struct baas_ue *u, uint8_t lcid)
+{
+	return u->first != 0 && (u->first & ((1u << BAAS_LCID_BITS) - 1)) == lcid
+		? (struct baas_drb *)(u->first - lcid) : NULL;
+}
+
 static inline struct baas_drb *
 baas_drb_find(const struct baas_drb_table *t, const struct baas_drb_key *key)
 {
-	const struct baas_ue_drbs *u = t->ues[key->ue_id];
-	return u == NULL || key->lcid >= 64 ? NULL : u->by_lcid[key->lcid];
+	const struct baas_ue *u = &t->ues[key->ue_id];
+	struct baas_drb *d = baas_ue_first(u, key->lcid);
+	if (d != NULL || u->others == NULL || key->lcid >= 64)
+		return d;
+	return u->others->by_lcid[key->lcid];
 }
 
 /* Every DRB, in (ue_id, lcid) order, until fn returns non-zero. */

@@ -60,7 +60,7 @@ handle_frame(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_frame 
 
 /* A burst in stages, as DPDK's l3fwd does: each loop over the whole burst
  * prefetches what the next one reads, so each level of a frame's way to
- * its state (UE pointer, LCID table, DRB, slots, the mbufs a STATUS PDU
+ * its state (UE entry, LCID table, DRB, slots, the mbufs a STATUS PDU
  * releases) has a burst's work to hide its memory latency behind: with
  * many DRBs, each is cold when its next frame comes. The prefetches are
  * hints only: handle_frame looks everything up again, so a DRB that an
@@ -72,7 +72,6 @@ poll_attachment(struct baas_lcore *lc, uint16_t i, unsigned burst)
 	struct rte_mbuf *pkts[BAAS_MAX_BURST];
 	struct baas_frame frames[BAAS_MAX_BURST];
 	int reasons[BAAS_MAX_BURST];
-	struct baas_ue_drbs *ues[BAAS_MAX_BURST];
 	const struct baas_drb *drbs[BAAS_MAX_BURST];
 	unsigned n = a->ring_in != NULL
 		? rte_ring_dequeue_burst(a->ring_in, (void **)pkts, burst, NULL)
@@ -85,12 +84,20 @@ poll_attachment(struct baas_lcore *lc, uint16_t i, unsigned burst)
 			rte_prefetch0(&lc->drbs.ues[frames[k].key.ue_id]);
 	}
 	for (unsigned k = 0; k < n; k++) {
-		ues[k] = reasons[k] < 0 ? lc->drbs.ues[frames[k].key.ue_id] : NULL;
-		if (ues[k] != NULL)
-			rte_prefetch0(&ues[k]->by_lcid[frames[k].key.lcid]);
+		drbs[k] = NULL;
+		if (reasons[k] >= 0)
+			continue;
+		const struct baas_ue *u = &lc->drbs.ues[frames[k].key.ue_id];
+		drbs[k] = baas_ue_first(u, frames[k].key.lcid);
+		if (drbs[k] != NULL)
+			baas_drb_prefetch(drbs[k]);
+		else if (u->others != NULL)
+			rte_prefetch0(&u->others->by_lcid[frames[k].key.lcid]);
 	}
 	for (unsigned k = 0; k < n; k++) {
-		drbs[k] = ues[k] != NULL ? ues[k]->by_lcid[frames[k].key.lcid] : NULL;
+		if (drbs[k] != NULL || reasons[k] >= 0)
+			continue;
+		drbs[k] = baas_drb_find(&lc->drbs, &frames[k].key);
 		if (drbs[k] != NULL)
 			baas_drb_prefetch(drbs[k]);
 	}
