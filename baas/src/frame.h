@@ -33,6 +33,19 @@ struct baas_frame {
 	uint32_t rlc_len;           /* STATUS: its bytes from BAAS_RLC_OFFSET on */
 };
 
+/* The UE and LCID a frame names if it is a bearer frame, before
+ * baas_frame_parse checks that it is: for prefetching only (whatever the
+ * bytes, they index the UE table). */
+static inline struct baas_drb_key
+baas_frame_peek_key(const struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	if (rte_pktmbuf_data_len(m) < BAAS_RLC_OFFSET)
+		return (struct baas_drb_key){ 0, 0 };
+	return (struct baas_drb_key){ (uint16_t)(p[BAAS_SHIM_OFFSET] << 8 | p[BAAS_SHIM_OFFSET + 1]),
+				      p[BAAS_SHIM_OFFSET + 2] };
+}
+
 /* Classifies m. Returns -1 for a frame to act on (*f filled), else the
  * drop reason. */
 int baas_frame_parse(const struct rte_mbuf *m, struct baas_frame *f);
