@@ -11,7 +11,7 @@
 #define OVERFLOW_EVENT_MS 100
 
 /* a DRB's counter and its lcore's total (which keeps counting after the
- * DRB is forgotten); COUNT_HOT for those in the DRB's hot lines */
+ * DRB is forgotten); COUNT_HOT for those kept outside c (drb.h) */
 #define COUNT(lc, d, field, n) do { \
 	(d)->c.field += (n); \
 	(lc)->totals.field += (n); \
@@ -20,6 +20,19 @@
 	(d)->field += (n); \
 	(lc)->totals.field += (n); \
 } while (0)
+
+static void
+count_received(struct baas_lcore *lc, struct baas_drb *d, uint16_t len)
+{
+	if (unlikely(++d->pdus_received_low == 0))
+		d->c.pdus_received += 1ull << 32;
+	uint32_t bytes_before = d->bytes_received_low;
+	d->bytes_received_low += len;
+	if (unlikely(d->bytes_received_low < bytes_before))
+		d->c.bytes_received += 1ull << 32;
+	lc->totals.pdus_received++;
+	lc->totals.bytes_received += len;
+}
 
 const struct baas_config *
 baas_drb_config(const struct baas_lcore *lc, const struct baas_drb *d)
@@ -42,7 +55,6 @@ release(struct baas_lcore *lc, struct baas_drb *d, struct baas_slot *s)
 	baas_free_later(lc, s->m);
 	s->m = NULL;
 	d->held--;
-	d->held_bytes -= s->len;
 	lc->drbs.held--;
 	lc->drbs.held_bytes -= s->len;
 }
@@ -122,7 +134,7 @@ bound_of(const struct baas_lcore *lc, const struct baas_drb *d)
 {
 	uint32_t bound = baas_drb_config(lc, d)->drb_max_pdus;
 	bound = rte_align32pow2(bound);
-	return RTE_MIN(bound, d->window);
+	return RTE_MIN(bound, baas_am_window(d));
 }
 
 void
@@ -171,7 +183,6 @@ create(struct baas_lcore *lc, const struct baas_drb_key *key, uint8_t sn_bits,
 	d->sn_bits = sn_bits;
 	d->attach = attach;
 	d->sn_mask = (1u << sn_bits) - 1;
-	d->window = 1u << (sn_bits - 1);
 	d->cap = RTE_MIN((uint32_t)FIRST_CAP, bound_of(lc, d));
 	d->slots = alloc_slots(d->cap);
 	if (d->slots == NULL) {
@@ -270,7 +281,7 @@ baas_drb_pdu(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_drb_ke
 		return;
 	}
 	uint32_t off = baas_sn_off(d, sn, d->tx_next_ack);
-	if (unlikely(off >= d->window)) {
+	if (unlikely(off >= baas_am_window(d))) {
 		if (d->held != 0) {
 			COUNT(lc, d, dropped[BAAS_DROP_OUTSIDE_WINDOW], 1);
 			baas_free_later(lc, m);
@@ -320,11 +331,9 @@ baas_drb_pdu(struct baas_lcore *lc, struct rte_mbuf *m, const struct baas_drb_ke
 	s->considered = 0;
 	s->len = (uint16_t)RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)UINT16_MAX);
 	d->held++;
-	d->held_bytes += s->len;
 	lc->drbs.held++;
 	lc->drbs.held_bytes += s->len;
-	COUNT_HOT(lc, d, pdus_received, 1);
-	COUNT_HOT(lc, d, bytes_received, s->len);
+	count_received(lc, d, s->len);
 	if (baas_sn_off(d, sn, d->tx_next_ack) >= baas_sn_off(d, d->tx_next, d->tx_next_ack))
 		d->tx_next = (sn + 1) & d->sn_mask;
 	d->attach = attach;
@@ -521,10 +530,12 @@ baas_drb_info(const struct baas_drb *d, struct baas_drb_info *out)
 	out->poll_sn = d->poll_sn;
 	out->poll_timer_running = baas_wheel_armed(&d->poll_timer);
 	out->held = d->held;
-	out->held_bytes = d->held_bytes;
+	for (uint32_t i = 0; i < d->cap; i++)
+		if (d->slots[i].m != NULL)
+			out->held_bytes += d->slots[i].len;
 	out->counters = d->c;
-	out->counters.pdus_received = d->pdus_received;
-	out->counters.bytes_received = d->bytes_received;
+	out->counters.pdus_received += d->pdus_received_low;
+	out->counters.bytes_received += d->bytes_received_low;
 	out->counters.acked = d->acked;
 	out->counters.status_received = d->status_received;
 }

@@ -41,16 +41,21 @@ struct baas_slot {
 	uint16_t len;                 /* frame bytes (for held_bytes) */
 };
 
-/* Laid out by use: a PDU and a STATUS PDU touch the first two cache lines
- * only (prefetched together, see baas_drb_prefetch), so the per-PDU
- * counters live there too, outside c; baas_drb_info folds them in. */
+/* Laid out by use: a STATUS PDU touches the first two cache lines, an AMD
+ * PDU the first only (but when it links the timer into the wheel, which a
+ * queued timer is not), so that with many DRBs (each a cache miss when its
+ * next frame comes) a round of PDUs leaves the second lines clean: no
+ * write-back. So pdus_received and bytes_received keep their low 32 bits
+ * in the first line and carry into c, acked and status_received are kept
+ * in the second instead of c (baas_drb_info adds them up), the timer's
+ * expiry and queue tick are in the first line and its links in the
+ * second (a PDU re-arms a queued timer lazily, wheel.h), and the DRB's
+ * held_bytes is summed from its slots when asked for. */
 struct baas_drb {
-	struct baas_drb_key key;
 	uint8_t sn_bits;
 	bool own_config;
 	uint16_t attach;              /* where its copies arrive and its retransmissions leave */
 	uint32_t sn_mask;             /* 2^sn_bits - 1 */
-	uint32_t window;              /* AM_Window_Size, TS 38.322 7.2 */
 	uint32_t tx_next_ack;
 	uint32_t tx_next;             /* highest SN received + 1 */
 	uint32_t buf_base;            /* lowest SN it can still hold (>= tx_next_ack) */
@@ -58,19 +63,21 @@ struct baas_drb {
 	uint32_t cap;                 /* slots, a power of two */
 	uint32_t held;
 	struct baas_slot *slots;
-	uint64_t held_bytes;
-	uint64_t pdus_received, bytes_received, acked, status_received;   /* not in c (0 there) */
+	uint32_t pdus_received_low, bytes_received_low;
 	struct baas_wheel_node poll_timer;   /* t-PollRetransmit, TS 38.322 7.3 */
+	uint64_t acked, status_received;
 
-	struct baas_config config __rte_cache_aligned;   /* its own values when own_config */
-	uint64_t overflow_event_ms;   /* the last OVERFLOW event (one per 100 ms at most) */
-	uint32_t overflow_pending;    /* PDUs released since */
+	struct baas_drb_key key;
+	uint32_t overflow_pending;    /* PDUs released since the last OVERFLOW event */
+	uint64_t overflow_event_ms;   /* that event (one per 100 ms at most) */
+	struct baas_config config;    /* its own values when own_config */
 	struct baas_counters c;
 } __rte_cache_aligned;
 
-#define BAAS_DRB_HOT_LINES 2
-_Static_assert(offsetof(struct baas_drb, config) == BAAS_DRB_HOT_LINES * RTE_CACHE_LINE_SIZE,
-	       "what a PDU and a STATUS PDU touch is BAAS_DRB_HOT_LINES cache lines");
+_Static_assert(offsetof(struct baas_drb, poll_timer) + offsetof(struct baas_wheel_node, link) ==
+	       RTE_CACHE_LINE_SIZE, "an AMD PDU writes the first cache line only");
+_Static_assert(offsetof(struct baas_drb, key) <= 2 * RTE_CACHE_LINE_SIZE,
+	       "a STATUS PDU touches the first two cache lines only");
 
 /* The SNs from TX_Next_Ack on that a STATUS PDU's prefetches cover: a
  * STATUS acknowledges about a round trip's PDUs, and a burst's prefetches
@@ -128,12 +135,20 @@ struct baas_drb_table {
 int baas_drb_table_init(struct baas_drb_table *t, uint64_t max_held);
 void baas_drb_table_free(struct baas_lcore *lc);
 
-/* For the next frame of d: its state. */
+/* For the next frame of d: both lines, for an AMD PDU too (measured: the
+ * second only for a STATUS PDU is slower). */
 static inline void
 baas_drb_prefetch(const struct baas_drb *d)
 {
-	for (unsigned i = 0; i < BAAS_DRB_HOT_LINES; i++)
-		rte_prefetch0((const char *)d + i * RTE_CACHE_LINE_SIZE);
+	rte_prefetch0(d);
+	rte_prefetch0((const char *)d + RTE_CACHE_LINE_SIZE);
+}
+
+/* AM_Window_Size, TS 38.322 7.2 */
+static inline uint32_t
+baas_am_window(const struct baas_drb *d)
+{
+	return (d->sn_mask >> 1) + 1;
 }
 
 /* Once d's state is in cache: the slot an AMD PDU with sn goes to. */

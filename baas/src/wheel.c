@@ -22,7 +22,7 @@ unlink_node(struct baas_wheel *w, struct baas_wheel_node *n)
 {
 	n->link.prev->next = n->link.next;
 	n->link.next->prev = n->link.prev;
-	n->link.prev = n->link.next = NULL;
+	n->queued_ms = 0;
 	w->queued--;
 }
 
@@ -55,7 +55,7 @@ baas_wheel_arm(struct baas_wheel *w, struct baas_wheel_node *n, uint64_t expiry_
 {
 	/* a bucket already run this lap would wait a whole lap */
 	n->expiry_ms = expiry_ms > w->done_ms ? expiry_ms : w->done_ms + 1;
-	if (n->link.next != NULL) {
+	if (n->queued_ms != 0) {
 		if (n->expiry_ms >= n->queued_ms)
 			return;   /* its bucket comes first and moves it on */
 		unlink_node(w, n);
@@ -67,7 +67,7 @@ void
 baas_wheel_remove(struct baas_wheel *w, struct baas_wheel_node *n)
 {
 	baas_wheel_stop(n);
-	if (n->link.next != NULL)
+	if (n->queued_ms != 0)
 		unlink_node(w, n);
 }
 
@@ -107,8 +107,10 @@ baas_wheel_advance(struct baas_wheel *w, uint64_t now_ms, unsigned max_ticks,
 				more = true;
 				struct baas_wheel_node *n =
 					container_of(due[l].next, struct baas_wheel_node, link);
-				/* the lane's next node, while the other lanes take a step */
+				/* the lane's next node (both its lines: a user may keep
+				 * its links apart), while the other lanes take a step */
 				rte_prefetch0(n->link.next);
+				rte_prefetch0(container_of(n->link.next, struct baas_wheel_node, link));
 				unlink_node(w, n);
 				if (!baas_wheel_armed(n))
 					continue;

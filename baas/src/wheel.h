@@ -36,11 +36,13 @@ struct baas_wheel_link {
 	struct baas_wheel_link *prev, *next;
 };
 
-/* All zero: stopped and not queued. */
+/* All zero: stopped and not queued. Arming or stopping a queued node
+ * reads and writes its first 16 bytes only (a user may keep its links in
+ * another cache line). */
 struct baas_wheel_node {
-	struct baas_wheel_link link;   /* in a lane of the bucket of queued_ms; NULL when not queued */
-	uint64_t queued_ms;
 	uint64_t expiry_ms;   /* 0 when stopped: an expiry is always after the wheel's done_ms */
+	uint64_t queued_ms;   /* the tick of the bucket it is in; 0 when in none */
+	struct baas_wheel_link link;   /* in a lane of that bucket */
 };
 
 struct baas_wheel {
