@@ -17,9 +17,10 @@
 /* An mbuf of the BaaS's own pool that nothing else references (a copy a
  * port's driver made, a STATUS PDU) goes straight back to the pool, as a
  * driver's fast free does: rte_pktmbuf_free_bulk's per-mbuf checks for
- * chains, attached buffers, other references and other pools cost as much
- * again as the rest of freeing (measured). A target's mbufs (ring attachments) take the
- * general way. One segment means next is NULL (an mbuf invariant). */
+ * chains, attached buffers, other references and other pools cost as
+ * much again as the rest of freeing (measured). A target's mbufs (ring
+ * attachments) take the general way. One segment means next is NULL (an
+ * mbuf invariant). */
 void
 baas_free_flush(struct baas_lcore *lc)
 {
