@@ -66,9 +66,10 @@ WARMUP_S = 1.0                  # the first cycles (DRBs created), left out of t
 EAL_OVERHEAD_BYTES = 128 << 20  # hugepage memory besides the pool and the pcap (EAL, rings)
 SLOT_BYTES = 16                 # struct baas_slot (baas/src/drb.h)
 # per DRB besides its slots (baas/src/drb.h, x86-64 gcc): struct baas_drb
-# 392 bytes, and per UE seen struct baas_ue_drbs (64 LCID pointers) 512
-DRB_STATE_BYTES = 392
-UE_STATE_BYTES = 512
+# 448 bytes; per UE a 16-byte entry of a table made whole per lcore (1 MB),
+# and a 512-byte LCID table only for a UE with a second DRB
+DRB_STATE_BYTES = 448
+UE_STATE_BYTES = 16
 # Published figures the issue compares with (RLC AM buffering of 128-byte PDUs).
 PAPERS = {
     "paper_001_vfs": {"mpps": 8.62, "cores": 2, "attachment": "SR-IOV VFs",
@@ -321,7 +322,8 @@ def measure(repeats: int, duration_s: int, lcore: int, tsc_hz: float, build_dir:
             "note": "port attachment: each held copy is an mbuf of the BaaS's own pool (its "
                     "element: mempool object header + struct rte_mbuf + 128 B headroom + "
                     "2048 B data room) and a 16-byte slot; per DRB besides: "
-                    f"struct baas_drb {DRB_STATE_BYTES} B, per UE {UE_STATE_BYTES} B",
+                    f"struct baas_drb {DRB_STATE_BYTES} B, per UE {UE_STATE_BYTES} B (+512 B with "
+                    "a second DRB)",
         },
         "host_p4_am_mpps": host_p4_am_mpps,
         "host_p4_source": "gnb_host_p4 (step 5) in this run: each frame it takes is an AM "
