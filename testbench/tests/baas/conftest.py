@@ -43,3 +43,14 @@ def start_baas(baas_executable, tmp_path):
         if status != 0:
             failures.append(f"the BaaS exited with {status}:\n{process.log_text()[-2000:]}")
     assert not failures, "\n".join(failures)
+
+
+@pytest.fixture
+def link(baas_executable, tmp_path):
+    """A BaaS on a veth pair (baas_link.py), with a t-PollRetransmit long
+    enough that only the test's STATUS PDUs make retransmissions."""
+    from baas_link import BaasLink
+    link = BaasLink(baas_executable, tmp_path / "baas",
+                    ["--t-poll-retransmit", "60000", "--max-pdus", "16384"])
+    yield link
+    link.close()

@@ -14,15 +14,6 @@ from testbench.gnb.baas_frames import amd_frame, status_frame, with_poll
 UE, LCID = 7, 4
 
 
-@pytest.fixture
-def link(baas_executable, tmp_path):
-    # a long t-PollRetransmit: only the test's STATUS PDUs make retransmissions
-    link = BaasLink(baas_executable, tmp_path / "baas",
-                    ["--t-poll-retransmit", "60000", "--max-pdus", "16384"])
-    yield link
-    link.close()
-
-
 def send_copies(link, sns, sn_bits=12, ue=UE, lcid=LCID):
     frames = {sn: amd_frame(ue, lcid, sn, sn_bits) for sn in sns}
     before = link.counters()["pdus_received"]

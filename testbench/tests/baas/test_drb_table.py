@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from baas_link import BaasLink
 from controller import baas
 from t4p4s.stf.control import ControlError
 from testbench.gnb.baas_frames import amd_frame, status_frame
 
 pb2, _ = baas.stubs()
 UE, OTHER_UE = 3, 4
-
-
-@pytest.fixture
-def link(baas_executable, tmp_path):
-    link = BaasLink(baas_executable, tmp_path / "baas",
-                    ["--t-poll-retransmit", "60000", "--max-pdus", "16384"])
-    yield link
-    link.close()
 
 
 def send_copies(link, drb, n):
