@@ -4,8 +4,9 @@ Fed like the gNB steps: a net_null port whose every received mbuf the
 BaaS's --rx-replay (the target runtime's t4p4s/runtime/src/rx_replay.c)
 overwrites with the next frame of a pcap, round and round
 (testbench/bench/baas_workload.py: 128-byte AMD PDU copies of 65,536 RLC AM
-DRBs, each DRB's in turn, and the STATUS PDUs acknowledging them; once
-with 1% of the STATUS PDUs NACKing one SN). Retransmissions leave on the
+DRBs, each DRB's in turn, and a STATUS PDU acknowledging every 4 PDUs
+of a DRB, TS 38.331's most frequent polling; once with 1% of the STATUS
+PDUs NACKing one SN). Retransmissions leave on the
 same port, where net_null discards them.
 
 Measured per run: AMD PDUs taken per second (the rate at which it can
