@@ -257,7 +257,7 @@ baas_ports_init(void)
 				"its own\n");
 			return -1;
 		}
-		if (t4p4s_rx_replay_attach(baas.opts->rx_replay[i], baas.pool) != 0)
+		if (t4p4s_rx_replay_attach(baas.opts->rx_replay[i], baas.pool, false) != 0)
 			return -1;
 	}
 	for (unsigned w = 0; w < baas.n_lcores; w++)

@@ -3,6 +3,7 @@
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 
+#include "arrival_stamp.h"
 #include "clone.h"
 #include "runtime.h"
 
@@ -62,6 +63,7 @@ copy_contiguous(struct rte_mempool *pool, const struct rte_mbuf *m)
 	copy->data_len = len;
 	copy->pkt_len = len;
 	copy->port = m->port;
+	t4p4s_arrival_copy(copy, m);
 	return copy;
 }
 

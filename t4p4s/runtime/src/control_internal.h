@@ -18,6 +18,12 @@ int t4p4s_control_load_entries(const char *path);
 /* control_socket.c */
 #include "control_socket.h"
 
+/* latency.c: latency_reset */
+#include "latency.h"
+
+/* lcore_loop.c: stall */
+#include "lcore_loop.h"
+
 /* stats.c */
 json_t *t4p4s_stats_json(void);
 int t4p4s_stats_write(const char *path);

@@ -733,6 +733,37 @@ cmd_ping(struct request *rq __rte_unused, json_t *cmd __rte_unused)
 	return ok_reply();
 }
 
+/* {"cmd": "latency_reset"}: the --latency histograms start again (a
+ * benchmark's measured window after its warm-up) */
+static json_t *
+cmd_latency_reset(struct request *rq, json_t *cmd __rte_unused)
+{
+	if (!t4p4s_latency_enabled()) {
+		set_error(rq, "EINVAL", "latency_reset: the runtime was started without --latency");
+		return NULL;
+	}
+	t4p4s_latency_reset();
+	return ok_reply();
+}
+
+#define MAX_STALL_MS 10000
+
+/* {"cmd": "stall", "ms": N}: every forwarding lcore sleeps N ms once,
+ * within a millisecond: what a lcore that does not poll costs (the
+ * offered-load tests: ring overflow, latency) */
+static json_t *
+cmd_stall(struct request *rq, json_t *cmd)
+{
+	json_t *ms = json_object_get(cmd, "ms");
+	if (!json_is_integer(ms) || json_integer_value(ms) < 1 ||
+	    json_integer_value(ms) > MAX_STALL_MS) {
+		set_error(rq, "EINVAL", "stall: \"ms\" must be an integer 1..%d", MAX_STALL_MS);
+		return NULL;
+	}
+	t4p4s_lcores_stall((uint64_t)json_integer_value(ms) * 1000);
+	return ok_reply();
+}
+
 static const struct {
 	const char *name;
 	json_t *(*run)(struct request *rq, json_t *cmd);
@@ -752,6 +783,8 @@ static const struct {
 	{ "clone_session_delete", cmd_clone_session_delete },
 	{ "stats", cmd_stats },
 	{ "ping", cmd_ping },
+	{ "latency_reset", cmd_latency_reset },
+	{ "stall", cmd_stall },
 };
 
 json_t *

@@ -99,6 +99,23 @@ check_exit(uint64_t now)
 		t4p4s_rt.quit = true;
 }
 
+void
+t4p4s_lcores_stall(uint64_t us)
+{
+	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
+		__atomic_store_n(&t4p4s_rt.lcores[w]->stall_us, us, __ATOMIC_RELAXED);
+}
+
+/* A stall asked for by the control socket: the lcore neither polls nor
+ * flushes while it sleeps, as a lcore preempted or in a deep idle state. */
+static void
+stall_if_asked(struct t4p4s_lcore *lc)
+{
+	uint64_t us = __atomic_exchange_n(&lc->stall_us, 0, __ATOMIC_RELAXED);
+	if (unlikely(us != 0))
+		rte_delay_us_sleep((unsigned)us);
+}
+
 int
 t4p4s_lcore_main(void *unused __rte_unused)
 {
@@ -138,6 +155,7 @@ t4p4s_lcore_main(void *unused __rte_unused)
 			next_check = now + check_period;
 			if (lc->index == 0)
 				check_exit(now);
+			stall_if_asked(lc);
 		}
 		t4p4s_governor_after_round(&lc->governor, lc, round);
 	}

@@ -30,10 +30,19 @@ usage(const char *prog)
 		"                      serve P4Runtime on ADDR (default 127.0.0.1):PORT\n"
 		"                      (port 0: any free port, printed at start)\n"
 		"  --device-id N       P4Runtime device id (default 1)\n"
-		"  --rx-replay PORT:FILE.pcap\n"
-		"                      overwrite each packet PORT receives with the next\n"
-		"                      frame of FILE, round and round (a benchmark source\n"
-		"                      for a net_null port; up to %d times)\n"
+		"  --rx-replay PORT:FILE.pcap[,rate=PPS][,pattern=constant|poisson][,ring=N]\n"
+		"                      a benchmark source: the frames of FILE, round and\n"
+		"                      round, into PORT's rx queues (up to %d times).\n"
+		"                      Saturated, on a net_null port: each packet it\n"
+		"                      receives is overwritten with the next frame.\n"
+		"                      Paced (rate=), on a net_null port with no-rx=1:\n"
+		"                      PPS frames a second arrive, at constant gaps or as\n"
+		"                      a Poisson process, into a modelled rx ring of N\n"
+		"                      descriptors (default 1024) whether or not the lcore\n"
+		"                      polls; arrivals while it is full are lost (counted)\n"
+		"  --latency           per port, the latency of every frame sent, from its\n"
+		"                      arrival at an --rx-replay to transmission (stats:\n"
+		"                      p50, p90, p99, p99.9 and max microseconds)\n"
 		"  --registers-file PATH\n"
 		"                      keep the program's registers in the file PATH (mapped\n"
 		"                      shared): every value stored is in it at once and\n"
@@ -59,7 +68,7 @@ usage(const char *prog)
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
        OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG,
-       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_REGISTERS_FILE, OPT_RING_PORT, OPT_HELP };
+       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_LATENCY, OPT_REGISTERS_FILE, OPT_RING_PORT, OPT_HELP };
 
 int
 t4p4s_options_parse(int argc, char **argv, const char *prog,
@@ -78,6 +87,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "p4runtime", required_argument, NULL, OPT_P4RUNTIME },
 		{ "device-id", required_argument, NULL, OPT_DEVICE_ID },
 		{ "rx-replay", required_argument, NULL, OPT_RX_REPLAY },
+		{ "latency", no_argument, NULL, OPT_LATENCY },
 		{ "registers-file", required_argument, NULL, OPT_REGISTERS_FILE },
 		{ "ring-port", required_argument, NULL, OPT_RING_PORT },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -160,6 +170,9 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 				goto bad;
 			}
 			out->rx_replay[out->n_rx_replay++] = optarg;
+			break;
+		case OPT_LATENCY:
+			out->latency = true;
 			break;
 		case OPT_REGISTERS_FILE:
 			if (optarg[0] == '\0') {

@@ -24,6 +24,7 @@ struct t4p4s_options {
 	uint64_t device_id;             /* --device-id (P4Runtime), default 1 */
 	const char *rx_replay[T4P4S_MAX_RX_REPLAY];  /* --rx-replay PORT:FILE.pcap */
 	unsigned n_rx_replay;
+	bool latency;                   /* --latency: tx latency histograms */
 	const char *registers_file;     /* --registers-file: registers kept in it, or NULL */
 	struct t4p4s_ring_port_option ring_ports[T4P4S_MAX_RING_PORTS];   /* --ring-port */
 	unsigned n_ring_ports;

@@ -15,6 +15,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "latency.h"
 #include "options.h"
 #include "ports.h"
 #include "ring_port.h"
@@ -241,9 +242,12 @@ t4p4s_ports_init(void)
 		}
 	}
 	for (unsigned i = 0; i < t4p4s_rt.opts->n_rx_replay; i++) {
-		if (t4p4s_rx_replay_attach(t4p4s_rt.opts->rx_replay[i], t4p4s_rt.pool) != 0)
+		if (t4p4s_rx_replay_attach(t4p4s_rt.opts->rx_replay[i], t4p4s_rt.pool,
+					   t4p4s_rt.opts->latency) != 0)
 			return -1;
 	}
+	if (t4p4s_rt.opts->latency && t4p4s_latency_init(n_ports, (uint16_t)n_workers) != 0)
+		return -1;
 	for (unsigned w = 0; w < n_workers; w++) {
 		struct t4p4s_lcore *lc = t4p4s_rt.lcores[w];
 		lc->n_ports = n_ports;

@@ -52,6 +52,9 @@ struct t4p4s_lcore {
 
 	/* idle detection (--exit-on-idle): written once per busy round */
 	uint64_t last_rx_tsc __rte_cache_aligned;
+	/* the control socket's `stall`: microseconds to sleep once, read and
+	 * cleared by this lcore every check period */
+	uint64_t stall_us;
 } __rte_cache_aligned;
 
 struct t4p4s_options;

@@ -11,8 +11,11 @@
 #include <rte_telemetry.h>
 
 #include "control_internal.h"
+#include "latency.h"
+#include "options.h"
 #include "ring_port.h"
 #include "runtime.h"
+#include "rx_replay.h"
 
 static const char *const drop_names[T4P4S_DROP_REASONS] = {
 	[T4P4S_DROP_PIPELINE] = "pipeline",
@@ -71,6 +74,22 @@ parser_error_total(uint16_t e)
 	return n;
 }
 
+/* The port's benchmark source, when it has one: what was offered and what
+ * the modelled rx ring lost (rx_replay.c). */
+static json_t *
+rx_replay_json(uint16_t port)
+{
+	struct t4p4s_rx_replay_counters c;
+	if (!t4p4s_rx_replay_counters(port, &c))
+		return NULL;
+	return json_pack("{s:o, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"rate_pps", c.rate > 0 ? json_real(c.rate) : json_null(),
+		"pattern", c.pattern, "ring", (int)c.ring,
+		"arrived", (json_int_t)c.arrived, "delivered", (json_int_t)c.delivered,
+		"ring_overflow", (json_int_t)c.ring_overflow, "in_ring", (json_int_t)c.in_ring,
+		"no_mbuf", (json_int_t)c.no_mbuf, "foreign", (json_int_t)c.foreign);
+}
+
 json_t *
 t4p4s_stats_json(void)
 {
@@ -79,10 +98,16 @@ t4p4s_stats_json(void)
 	for (uint16_t p = 0; p < t4p4s_rt.n_ports; p++) {
 		struct port_totals t;
 		port_totals(p, &t);
-		json_array_append_new(ports, json_pack("{s:i, s:I, s:I, s:I, s:I}",
+		json_t *port = json_pack("{s:i, s:I, s:I, s:I, s:I}",
 			"port", p, "rx", (json_int_t)t.rx, "tx", (json_int_t)t.tx,
 			"rx_dropped", (json_int_t)t.rx_dropped,
-			"tx_dropped", (json_int_t)t.tx_dropped));
+			"tx_dropped", (json_int_t)t.tx_dropped);
+		json_t *replay = rx_replay_json(p), *latency = t4p4s_latency_json(p);
+		if (replay != NULL)
+			json_object_set_new(port, "rx_replay", replay);
+		if (latency != NULL)
+			json_object_set_new(port, "latency", latency);
+		json_array_append_new(ports, port);
 	}
 	for (int r = 0; r < T4P4S_DROP_REASONS; r++)
 		json_object_set_new(drops, drop_names[r],
@@ -158,4 +183,6 @@ t4p4s_stats_telemetry_init(void)
 {
 	rte_telemetry_register_cmd("/t4p4s/stats", telemetry_stats,
 		"t4p4s runtime drops by reason and per-port rx/tx. No parameters");
+	if (t4p4s_rt.opts->latency)
+		t4p4s_latency_telemetry_init();
 }

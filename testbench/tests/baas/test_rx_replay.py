@@ -23,8 +23,8 @@ from testbench.topology import baas as baas_process
 
 pytestmark = pytest.mark.dpdk
 MIXES = {
-    "ack_only": Mix(n_drbs=16, status_lag=4),
-    "nack": Mix(n_drbs=16, status_lag=4, nack_drbs=4, full_ack_lag=2),
+    "ack_only": Mix(n_drbs=16, pdus_per_status=2, status_lag=4),
+    "nack": Mix(n_drbs=16, pdus_per_status=2, status_lag=4, nack_drbs=4, full_ack_lag=2),
 }
 _runs = count()
 

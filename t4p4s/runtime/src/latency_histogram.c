@@ -1,0 +1,48 @@
+#include <math.h>
+
+#include "latency_histogram.h"
+
+double
+t4p4s_latency_bucket_middle(unsigned b)
+{
+	if (b < 2 * T4P4S_LATENCY_SUB)
+		return b;     /* one value per bucket: below 16, and 16..31 */
+	unsigned shift = b / T4P4S_LATENCY_SUB - 1;
+	double low = (double)((uint64_t)(b - shift * T4P4S_LATENCY_SUB) << shift);
+	return low + (double)((uint64_t)1 << shift) / 2 - 0.5;
+}
+
+void
+t4p4s_latency_merge(struct t4p4s_latency_histogram *into,
+		    const struct t4p4s_latency_histogram *from)
+{
+	into->count += from->count;
+	if (from->max > into->max)
+		into->max = from->max;
+	for (unsigned b = 0; b < T4P4S_LATENCY_BUCKETS; b++)
+		into->buckets[b] += from->buckets[b];
+}
+
+double
+t4p4s_latency_quantile(const struct t4p4s_latency_histogram *h, double q)
+{
+	/* the buckets may hold more than count says while a writer runs:
+	 * rank by the buckets' own sum */
+	uint64_t total = 0;
+	for (unsigned b = 0; b < T4P4S_LATENCY_BUCKETS; b++)
+		total += h->buckets[b];
+	if (total == 0)
+		return 0;
+	uint64_t rank = (uint64_t)ceil(q * (double)total);
+	if (rank == 0)
+		rank = 1;
+	uint64_t seen = 0;
+	for (unsigned b = 0; b < T4P4S_LATENCY_BUCKETS; b++) {
+		seen += h->buckets[b];
+		if (seen >= rank) {
+			double middle = t4p4s_latency_bucket_middle(b);
+			return middle < (double)h->max ? middle : (double)h->max;
+		}
+	}
+	return (double)h->max;
+}
