@@ -40,11 +40,16 @@ record_tx(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 		memset(&t->h, 0, sizeof(t->h));
 		__atomic_store_n(&t->reset_requested, false, __ATOMIC_RELEASE);
 	}
+	/* the stamp's place in locals: the histogram's stores might alias
+	 * the globals, which the compiler would then load per frame */
+	const uint64_t flag = t4p4s_arrival_flag;
+	const int offset = t4p4s_arrival_offset;
 	uint64_t now = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {
-		uint64_t arrival;
-		if (t4p4s_arrival_get(pkts[i], &arrival))
-			t4p4s_latency_record(&t->h, now > arrival ? now - arrival : 0);
+		if (!(pkts[i]->ol_flags & flag))
+			continue;
+		uint64_t arrival = *RTE_MBUF_DYNFIELD(pkts[i], offset, const uint64_t *);
+		t4p4s_latency_record(&t->h, now > arrival ? now - arrival : 0);
 	}
 	return n;
 }
@@ -102,7 +107,7 @@ t4p4s_latency_json(uint16_t port)
 	if (h == NULL)
 		return NULL;
 	port_histogram(port, h);
-	json_t *j = json_pack("{s:I, s:f}", "count", (json_int_t)h->count,
+	json_t *j = json_pack("{s:I, s:f}", "count", (json_int_t)t4p4s_latency_count(h),
 			      "max_us", cycles_to_us((double)h->max));
 	for (unsigned i = 0; i < RTE_DIM(percentiles); i++)
 		json_object_set_new(j, percentiles[i].name,
@@ -137,7 +142,7 @@ telemetry_latency(const char *cmd __rte_unused, const char *params __rte_unused,
 		char name[32];
 		port_histogram(p, h);
 		rte_tel_data_start_dict(pd);
-		rte_tel_data_add_dict_u64(pd, "count", h->count);
+		rte_tel_data_add_dict_u64(pd, "count", t4p4s_latency_count(h));
 		for (unsigned i = 0; i < RTE_DIM(percentiles); i++) {
 			char key[16];
 			/* telemetry has no doubles: nanoseconds keep the precision */

@@ -12,11 +12,19 @@ t4p4s_latency_bucket_middle(unsigned b)
 	return low + (double)((uint64_t)1 << shift) / 2 - 0.5;
 }
 
+uint64_t
+t4p4s_latency_count(const struct t4p4s_latency_histogram *h)
+{
+	uint64_t total = 0;
+	for (unsigned b = 0; b < T4P4S_LATENCY_BUCKETS; b++)
+		total += h->buckets[b];
+	return total;
+}
+
 void
 t4p4s_latency_merge(struct t4p4s_latency_histogram *into,
 		    const struct t4p4s_latency_histogram *from)
 {
-	into->count += from->count;
 	if (from->max > into->max)
 		into->max = from->max;
 	for (unsigned b = 0; b < T4P4S_LATENCY_BUCKETS; b++)
@@ -26,11 +34,7 @@ t4p4s_latency_merge(struct t4p4s_latency_histogram *into,
 double
 t4p4s_latency_quantile(const struct t4p4s_latency_histogram *h, double q)
 {
-	/* the buckets may hold more than count says while a writer runs:
-	 * rank by the buckets' own sum */
-	uint64_t total = 0;
-	for (unsigned b = 0; b < T4P4S_LATENCY_BUCKETS; b++)
-		total += h->buckets[b];
+	uint64_t total = t4p4s_latency_count(h);
 	if (total == 0)
 		return 0;
 	uint64_t rank = (uint64_t)ceil(q * (double)total);

@@ -18,8 +18,7 @@
 #define T4P4S_LATENCY_BUCKETS (T4P4S_LATENCY_SUB * (64 - T4P4S_LATENCY_SUB_BITS + 1))
 
 struct t4p4s_latency_histogram {
-	uint64_t count;           /* values recorded */
-	uint64_t max;             /* the largest, exactly */
+	uint64_t max;             /* the largest value, exactly */
 	uint64_t buckets[T4P4S_LATENCY_BUCKETS];
 };
 
@@ -38,13 +37,16 @@ static inline void
 t4p4s_latency_record(struct t4p4s_latency_histogram *h, uint64_t cycles)
 {
 	h->buckets[t4p4s_latency_bucket(cycles)]++;
-	h->count++;
 	if (cycles > h->max)
 		h->max = cycles;
 }
 
 /* The middle of bucket B's values. */
 double t4p4s_latency_bucket_middle(unsigned b);
+
+/* How many values were recorded (the buckets' sum: a per-value count
+ * would cost the fast path a store). */
+uint64_t t4p4s_latency_count(const struct t4p4s_latency_histogram *h);
 
 /* Adds FROM into INTO. */
 void t4p4s_latency_merge(struct t4p4s_latency_histogram *into,

@@ -230,11 +230,14 @@ replay_rx_stamped(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 		  struct rte_mbuf **pkts, uint16_t n, uint16_t max __rte_unused, void *arg)
 {
 	struct replay_cursor *c = arg;
+	const uint64_t flag = t4p4s_arrival_flag;   /* locals: see fill() */
+	const int offset = t4p4s_arrival_offset;
 	uint64_t now = rte_rdtsc();
 	uint32_t next = c->next;
 	for (uint16_t i = 0; i < n; i++) {
 		fill(pkts[i], c->frames, &next);
-		t4p4s_arrival_set(pkts[i], now);
+		*RTE_MBUF_DYNFIELD(pkts[i], offset, uint64_t *) = now;
+		pkts[i]->ol_flags |= flag;
 	}
 	c->next = next;
 	c->delivered += n;
