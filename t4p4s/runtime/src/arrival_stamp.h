@@ -36,6 +36,21 @@ t4p4s_arrival_get(const struct rte_mbuf *m, uint64_t *tsc)
 	return true;
 }
 
+/* The stamp as it travels inside a frame, across processes (the hybrid
+ * topology: a frame the NIC process received leaves it over a VF, comes
+ * back from a host process and is sent to the radio by the NIC in a
+ * fresh mbuf): the last 16 octets of the frame, which the gNB carries
+ * unchanged as the end of the inner payload (docs/wire-format.md). Little
+ * endian, as the machine's own TSC. */
+struct t4p4s_payload_stamp {
+	uint64_t tsc;         /* arrival at the source */
+	uint32_t seq;         /* the arrival's number in its stream, lost ones included */
+	uint16_t stream;      /* the source's port << 8 | rx queue */
+	uint16_t magic;       /* T4P4S_PAYLOAD_STAMP_MAGIC */
+} __attribute__((packed));
+
+#define T4P4S_PAYLOAD_STAMP_MAGIC 0x5434      /* "4T" in memory */
+
 /* A copy made by hand (not rte_pktmbuf_copy, which copies both) arrived
  * when its original did. */
 static inline void

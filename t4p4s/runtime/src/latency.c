@@ -12,8 +12,26 @@
 #include "latency.h"
 #include "latency_histogram.h"
 
+/* Streams told apart per tx queue (a source's rx queues): more are
+ * counted as "other_streams" frames. */
+#define MAX_STREAMS 16
+
+/* One stream's numbers as a transmitter sees them: exact when one tx
+ * queue sends the whole stream (otherwise each queue sees the others'
+ * frames as gaps). */
+struct stream_seen {
+	bool used;
+	uint16_t id;
+	uint32_t next;            /* the number expected next */
+	uint64_t frames;
+	uint64_t lost;            /* numbers skipped, less those that came late */
+	uint64_t reordered;       /* came after a later number */
+};
+
 struct tx_latency {
 	struct t4p4s_latency_histogram h;
+	struct stream_seen streams[MAX_STREAMS];
+	uint64_t other_streams;
 	/* set by the control thread, acted on by the writer: zeroing the
 	 * counters under it would lose its increments */
 	bool reset_requested;
@@ -21,6 +39,7 @@ struct tx_latency {
 
 static struct {
 	uint16_t n_ports, n_txq;
+	bool from_payload;
 	struct tx_latency **queues;     /* [port * n_txq + txq] */
 } latency;
 
@@ -54,8 +73,73 @@ record_tx(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 	return n;
 }
 
+static void
+count_number(struct tx_latency *t, uint16_t id, uint32_t number)
+{
+	struct stream_seen *s = NULL;
+	for (unsigned i = 0; i < MAX_STREAMS && s == NULL; i++)
+		if (!t->streams[i].used || t->streams[i].id == id)
+			s = &t->streams[i];
+	if (s == NULL) {
+		t->other_streams++;
+		return;
+	}
+	if (!s->used) {
+		/* numbers start at 0: any below the first seen were lost */
+		*s = (struct stream_seen){ .used = true, .id = id };
+	}
+	s->frames++;
+	int32_t ahead = (int32_t)(number - s->next);
+	if (ahead >= 0) {
+		s->lost += (uint32_t)ahead;
+		s->next = number + 1;
+	} else {
+		s->reordered++;
+		if (s->lost > 0)
+			s->lost--;
+	}
+}
+
+/* The stamp in the frame's last octets, if it has one. */
+static inline const struct t4p4s_payload_stamp *
+payload_stamp(const struct rte_mbuf *m, struct t4p4s_payload_stamp *copy)
+{
+	if (rte_pktmbuf_pkt_len(m) < sizeof(*copy))
+		return NULL;
+	const struct t4p4s_payload_stamp *p =
+		rte_pktmbuf_read(m, rte_pktmbuf_pkt_len(m) - sizeof(*copy), sizeof(*copy), copy);
+	return p != NULL && p->magic == T4P4S_PAYLOAD_STAMP_MAGIC ? p : NULL;
+}
+
+static uint16_t
+record_tx_payload(uint16_t port __rte_unused, uint16_t queue __rte_unused,
+		  struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	struct tx_latency *t = arg;
+	if (unlikely(__atomic_load_n(&t->reset_requested, __ATOMIC_ACQUIRE))) {
+		memset(&t->h, 0, sizeof(t->h));
+		memset(t->streams, 0, sizeof(t->streams));
+		t->other_streams = 0;
+		__atomic_store_n(&t->reset_requested, false, __ATOMIC_RELEASE);
+	}
+	uint64_t now = rte_rdtsc();
+	for (uint16_t i = 0; i < n; i++) {
+		struct t4p4s_payload_stamp copy;
+		const struct t4p4s_payload_stamp *p = payload_stamp(pkts[i], &copy);
+		uint64_t arrival;
+		if (p != NULL) {
+			arrival = p->tsc;
+			count_number(t, p->stream, p->seq);
+		} else if (!t4p4s_arrival_get(pkts[i], &arrival)) {
+			continue;
+		}
+		t4p4s_latency_record(&t->h, now > arrival ? now - arrival : 0);
+	}
+	return n;
+}
+
 int
-t4p4s_latency_init(uint16_t n_ports, uint16_t n_txq)
+t4p4s_latency_init(uint16_t n_ports, uint16_t n_txq, bool from_payload)
 {
 	if (t4p4s_arrival_stamp_register() != 0)
 		return -1;
@@ -68,7 +152,8 @@ t4p4s_latency_init(uint16_t n_ports, uint16_t n_txq)
 				RTE_CACHE_LINE_SIZE, rte_eth_dev_socket_id(p));
 			if (t == NULL)
 				goto no_memory;
-			if (rte_eth_add_tx_callback(p, q, record_tx, t) == NULL) {
+			if (rte_eth_add_tx_callback(p, q, from_payload ? record_tx_payload : record_tx,
+						    t) == NULL) {
 				fprintf(stderr, "error: --latency: port %u queue %u: %s\n", p, q,
 					rte_strerror(rte_errno));
 				return -1;
@@ -77,6 +162,7 @@ t4p4s_latency_init(uint16_t n_ports, uint16_t n_txq)
 		}
 	latency.n_ports = n_ports;
 	latency.n_txq = n_txq;
+	latency.from_payload = from_payload;
 	return 0;
 no_memory:
 	fprintf(stderr, "error: --latency: out of memory for the histograms\n");
@@ -90,6 +176,42 @@ port_histogram(uint16_t port, struct t4p4s_latency_histogram *h)
 	memset(h, 0, sizeof(*h));
 	for (uint16_t q = 0; q < latency.n_txq; q++)
 		t4p4s_latency_merge(h, &latency.queues[port * latency.n_txq + q]->h);
+}
+
+/* The port's streams over its tx queues, by stream id. */
+static json_t *
+streams_json(uint16_t port)
+{
+	json_t *by_id = json_object(), *list = json_array();
+	uint64_t other = 0;
+	for (uint16_t q = 0; q < latency.n_txq; q++) {
+		const struct tx_latency *t = latency.queues[port * latency.n_txq + q];
+		other += t->other_streams;
+		for (unsigned i = 0; i < MAX_STREAMS && t->streams[i].used; i++) {
+			const struct stream_seen *s = &t->streams[i];
+			char key[8];
+			snprintf(key, sizeof(key), "%u", s->id);
+			json_t *e = json_object_get(by_id, key);
+			if (e == NULL) {
+				e = json_pack("{s:i, s:I, s:I, s:I}", "stream", s->id, "frames",
+					      (json_int_t)0, "lost", (json_int_t)0, "reordered",
+					      (json_int_t)0);
+				json_object_set_new(by_id, key, e);
+				json_array_append(list, e);
+			}
+			static const char *const fields[] = { "frames", "lost", "reordered" };
+			const uint64_t values[] = { s->frames, s->lost, s->reordered };
+			for (unsigned f = 0; f < RTE_DIM(fields); f++)
+				json_object_set_new(e, fields[f], json_integer(
+					json_integer_value(json_object_get(e, fields[f])) +
+					(json_int_t)values[f]));
+		}
+	}
+	json_decref(by_id);
+	if (other != 0)
+		json_array_append_new(list, json_pack("{s:s, s:I}", "stream", "other",
+						      "frames", (json_int_t)other));
+	return list;
 }
 
 static double
@@ -113,6 +235,8 @@ t4p4s_latency_json(uint16_t port)
 		json_object_set_new(j, percentiles[i].name,
 			json_real(cycles_to_us(t4p4s_latency_quantile(h, percentiles[i].q))));
 	free(h);
+	if (latency.from_payload)
+		json_object_set_new(j, "streams", streams_json(port));
 	return j;
 }
 

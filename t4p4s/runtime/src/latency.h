@@ -11,11 +11,15 @@
 #include <jansson.h>
 
 /* Installs a tx callback on tx queues 0..N_TXQ-1 of every port 0..N_PORTS-1;
- * -1 after printing why. */
-int t4p4s_latency_init(uint16_t n_ports, uint16_t n_txq);
+ * FROM_PAYLOAD: frames carry their stamp in their last octets too
+ * (struct t4p4s_payload_stamp), read there when the mbuf has none, and
+ * their numbers count loss and reordering per stream. -1 after printing
+ * why. */
+int t4p4s_latency_init(uint16_t n_ports, uint16_t n_txq, bool from_payload);
 
 /* Port PORT's latency as {"count", "p50_us", "p90_us", "p99_us",
- * "p99_9_us", "max_us"}, or NULL when --latency is off. */
+ * "p99_9_us", "max_us"} (and "streams": [{"stream", "frames", "lost",
+ * "reordered"}] from payload stamps), or NULL when --latency is off. */
 json_t *t4p4s_latency_json(uint16_t port);
 
 bool t4p4s_latency_enabled(void);

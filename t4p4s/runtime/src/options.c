@@ -31,6 +31,7 @@ usage(const char *prog)
 		"                      (port 0: any free port, printed at start)\n"
 		"  --device-id N       P4Runtime device id (default 1)\n"
 		"  --rx-replay PORT:FILE.pcap[,rate=PPS][,pattern=constant|poisson][,ring=N]\n"
+		"              [,stamp=payload]\n"
 		"                      a benchmark source: the frames of FILE, round and\n"
 		"                      round, into PORT's rx queues (up to %d times).\n"
 		"                      Saturated, on a net_null port: each packet it\n"
@@ -39,10 +40,15 @@ usage(const char *prog)
 		"                      PPS frames a second arrive, at constant gaps or as\n"
 		"                      a Poisson process, into a modelled rx ring of N\n"
 		"                      descriptors (default 1024) whether or not the lcore\n"
-		"                      polls; arrivals while it is full are lost (counted)\n"
-		"  --latency           per port, the latency of every frame sent, from its\n"
+		"                      polls; arrivals while it is full are lost (counted).\n"
+		"                      stamp=payload: the arrival time and number are\n"
+		"                      also written over each frame's last 16 octets\n"
+		"  --latency[=payload] per port, the latency of every frame sent, from its\n"
 		"                      arrival at an --rx-replay to transmission (stats:\n"
-		"                      p50, p90, p99, p99.9 and max microseconds)\n"
+		"                      p50, p90, p99, p99.9 and max microseconds); with\n"
+		"                      =payload also of frames stamped by another process\n"
+		"                      (its --rx-replay ...,stamp=payload), and their loss\n"
+		"                      and reordering per stream\n"
 		"  --registers-file PATH\n"
 		"                      keep the program's registers in the file PATH (mapped\n"
 		"                      shared): every value stored is in it at once and\n"
@@ -87,7 +93,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "p4runtime", required_argument, NULL, OPT_P4RUNTIME },
 		{ "device-id", required_argument, NULL, OPT_DEVICE_ID },
 		{ "rx-replay", required_argument, NULL, OPT_RX_REPLAY },
-		{ "latency", no_argument, NULL, OPT_LATENCY },
+		{ "latency", optional_argument, NULL, OPT_LATENCY },
 		{ "registers-file", required_argument, NULL, OPT_REGISTERS_FILE },
 		{ "ring-port", required_argument, NULL, OPT_RING_PORT },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -172,7 +178,13 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 			out->rx_replay[out->n_rx_replay++] = optarg;
 			break;
 		case OPT_LATENCY:
+			if (optarg != NULL && strcmp(optarg, "payload") != 0) {
+				fprintf(stderr, "error: --latency=%s: the only source is "
+					"'payload'\n", optarg);
+				goto bad;
+			}
 			out->latency = true;
+			out->latency_from_payload = optarg != NULL;
 			break;
 		case OPT_REGISTERS_FILE:
 			if (optarg[0] == '\0') {

@@ -25,6 +25,7 @@ struct t4p4s_options {
 	const char *rx_replay[T4P4S_MAX_RX_REPLAY];  /* --rx-replay PORT:FILE.pcap */
 	unsigned n_rx_replay;
 	bool latency;                   /* --latency: tx latency histograms */
+	bool latency_from_payload;      /* --latency=payload */
 	const char *registers_file;     /* --registers-file: registers kept in it, or NULL */
 	struct t4p4s_ring_port_option ring_ports[T4P4S_MAX_RING_PORTS];   /* --ring-port */
 	unsigned n_ring_ports;

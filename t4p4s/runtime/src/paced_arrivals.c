@@ -63,6 +63,7 @@ t4p4s_paced_arrivals_init(struct t4p4s_paced_arrivals *a, double rate, uint64_t 
 	}
 	*a = (struct t4p4s_paced_arrivals){ .size = size };
 	a->stamps = rte_malloc("paced_arrivals", size * sizeof(*a->stamps), RTE_CACHE_LINE_SIZE);
+	a->numbers = rte_malloc("paced_arrivals", size * sizeof(*a->numbers), RTE_CACHE_LINE_SIZE);
 	uint64_t mean_fp = (uint64_t)llround(mean);
 	if (pattern == T4P4S_ARRIVALS_POISSON) {
 		a->gaps_fp = poisson_gaps(mean_fp, seed);
@@ -74,7 +75,7 @@ t4p4s_paced_arrivals_init(struct t4p4s_paced_arrivals *a, double rate, uint64_t 
 		a->gaps_fp = gap;
 		a->n_gaps = 1;
 	}
-	if (a->stamps == NULL || a->gaps_fp == NULL) {
+	if (a->stamps == NULL || a->numbers == NULL || a->gaps_fp == NULL) {
 		fprintf(stderr, "error: --rx-replay: no memory for a ring of %u frames\n", size);
 		return -1;
 	}
@@ -123,6 +124,7 @@ t4p4s_paced_arrivals_poll(struct t4p4s_paced_arrivals *a, uint64_t now)
 		tail -= a->size;
 	while (a->next_fp <= now_fp && a->count < a->size) {
 		a->stamps[tail] = a->start_tsc + (a->next_fp >> FP_SHIFT);
+		a->numbers[tail] = (uint32_t)a->arrived;
 		if (++tail == a->size)
 			tail = 0;
 		a->count++;

@@ -24,8 +24,10 @@ enum t4p4s_arrival_pattern {
 };
 
 struct t4p4s_paced_arrivals {
-	/* the modelled ring: arrival TSC of each frame waiting in it */
+	/* the modelled ring: arrival TSC and number (the arrived count
+	 * then, so lost arrivals leave gaps) of each frame waiting in it */
 	uint64_t *stamps;
+	uint32_t *numbers;
 	uint32_t size, head, count;
 	/* the schedule */
 	uint64_t start_tsc;        /* the first poll's; 0 before it */
@@ -47,11 +49,13 @@ int t4p4s_paced_arrivals_init(struct t4p4s_paced_arrivals *a, double rate, uint6
  * overflows. Returns how many wait in the ring. */
 uint32_t t4p4s_paced_arrivals_poll(struct t4p4s_paced_arrivals *a, uint64_t now);
 
-/* Takes the oldest waiting frame (there must be one): its arrival TSC. */
+/* Takes the oldest waiting frame (there must be one): its arrival TSC,
+ * and its number in *NUMBER. */
 static inline uint64_t
-t4p4s_paced_arrivals_take(struct t4p4s_paced_arrivals *a)
+t4p4s_paced_arrivals_take(struct t4p4s_paced_arrivals *a, uint32_t *number)
 {
 	uint64_t stamp = a->stamps[a->head];
+	*number = a->numbers[a->head];
 	if (++a->head == a->size)
 		a->head = 0;
 	a->count--;

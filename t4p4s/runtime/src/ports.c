@@ -246,7 +246,8 @@ t4p4s_ports_init(void)
 					   t4p4s_rt.opts->latency) != 0)
 			return -1;
 	}
-	if (t4p4s_rt.opts->latency && t4p4s_latency_init(n_ports, (uint16_t)n_workers) != 0)
+	if (t4p4s_rt.opts->latency && t4p4s_latency_init(n_ports, (uint16_t)n_workers,
+							  t4p4s_rt.opts->latency_from_payload) != 0)
 		return -1;
 	for (unsigned w = 0; w < n_workers; w++) {
 		struct t4p4s_lcore *lc = t4p4s_rt.lcores[w];

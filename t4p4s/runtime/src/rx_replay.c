@@ -21,6 +21,13 @@
  * With stamping asked for (the runtime's --latency), saturated frames are
  * stamped too, with the time of the poll that took them.
  *
+ * stamp=payload: each frame also carries its stamp in its last 16 octets
+ * (struct t4p4s_payload_stamp, which overwrites them: the pcap's frames
+ * must end in that much payload), with its number in the stream of its
+ * rx queue, so the stamp outlives the mbuf: a process the frame reaches
+ * later reads it there (--latency=payload), and counts loss and
+ * reordering from the numbers.
+ *
  * Each rx queue has its own cursor, starting at a different frame.
  * Self-contained (DPDK and libpcap only, no runtime state): the buffering
  * service (baas/) links this file too, for its own --rx-replay. */
@@ -33,6 +40,7 @@
 #include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_ether.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -56,11 +64,15 @@ struct replay_options {
 	double rate;                 /* frames per second over all queues; 0: saturated */
 	enum t4p4s_arrival_pattern pattern;
 	uint32_t ring;
+	bool payload_stamp;          /* stamp=payload */
 };
 
 struct replay_cursor {
 	const struct replay_frames *frames;
 	uint32_t next;
+	bool payload_stamp;
+	uint16_t stream;             /* port << 8 | queue */
+	uint32_t number;             /* saturated: the next frame's number */
 	struct rte_mempool *pool;    /* paced: where its mbufs come from */
 	uint64_t delivered;
 	uint64_t no_mbuf;            /* paced polls that found the pool empty */
@@ -95,6 +107,10 @@ parse_option(const char *spec, char *option, struct replay_options *o)
 			o->pattern = T4P4S_ARRIVALS_POISSON;
 		else
 			goto bad;
+	} else if (strcmp(option, "stamp") == 0) {
+		if (strcmp(value, "payload") != 0)
+			goto bad;
+		o->payload_stamp = true;
 	} else if (strcmp(option, "ring") == 0) {
 		unsigned long ring = strtoul(value, &end, 10);
 		if (errno != 0 || end == value || *end != '\0' || ring == 0 || ring > MAX_RING)
@@ -106,7 +122,7 @@ parse_option(const char *spec, char *option, struct replay_options *o)
 	return 0;
 bad:
 	fprintf(stderr, "error: --rx-replay '%s': bad option (rate=PPS, pattern=constant|poisson, "
-		"ring=1..%u)\n", spec, MAX_RING);
+		"ring=1..%u, stamp=payload)\n", spec, MAX_RING);
 	return -1;
 }
 
@@ -145,7 +161,7 @@ parse_spec(const char *spec, uint16_t *port, char **path, struct replay_options 
 
 /* Two passes over the file: the first sizes the array. */
 static int
-load_frames(const char *path, uint32_t max_length, struct replay_frames *f)
+load_frames(const char *path, uint32_t max_length, uint32_t min_length, struct replay_frames *f)
 {
 	char err[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
@@ -157,10 +173,10 @@ load_frames(const char *path, uint32_t max_length, struct replay_frames *f)
 		return -1;
 	}
 	while (pcap_next_ex(pc, &h, &data) == 1) {
-		if (h->caplen != h->len || h->caplen > max_length) {
+		if (h->caplen != h->len || h->caplen > max_length || h->caplen < min_length) {
 			fprintf(stderr, "error: --rx-replay: %s: frame %u has %u of %u bytes "
-				"(frames must be whole and at most %u bytes)\n",
-				path, count + 1, h->caplen, h->len, max_length);
+				"(frames must be whole, at least %u and at most %u bytes)\n",
+				path, count + 1, h->caplen, h->len, min_length, max_length);
 			pcap_close(pc);
 			return -1;
 		}
@@ -225,6 +241,15 @@ replay_rx(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 	return n;
 }
 
+static inline void
+write_payload_stamp(struct rte_mbuf *m, uint64_t tsc, uint32_t number, uint16_t stream)
+{
+	struct t4p4s_payload_stamp *p = rte_pktmbuf_mtod_offset(m, struct t4p4s_payload_stamp *,
+		rte_pktmbuf_data_len(m) - sizeof(*p));
+	*p = (struct t4p4s_payload_stamp){ .tsc = tsc, .seq = number, .stream = stream,
+					   .magic = T4P4S_PAYLOAD_STAMP_MAGIC };
+}
+
 static uint16_t
 replay_rx_stamped(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 		  struct rte_mbuf **pkts, uint16_t n, uint16_t max __rte_unused, void *arg)
@@ -238,6 +263,8 @@ replay_rx_stamped(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 		fill(pkts[i], c->frames, &next);
 		*RTE_MBUF_DYNFIELD(pkts[i], offset, uint64_t *) = now;
 		pkts[i]->ol_flags |= flag;
+		if (c->payload_stamp)
+			write_payload_stamp(pkts[i], now, c->number++, c->stream);
 	}
 	c->next = next;
 	c->delivered += n;
@@ -265,8 +292,12 @@ replay_rx_paced(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 	}
 	uint32_t next = c->next;
 	for (uint16_t i = 0; i < k; i++) {
+		uint32_t number;
 		fill(pkts[i], c->frames, &next);
-		t4p4s_arrival_set(pkts[i], t4p4s_paced_arrivals_take(&c->arrivals));
+		uint64_t arrival = t4p4s_paced_arrivals_take(&c->arrivals, &number);
+		t4p4s_arrival_set(pkts[i], arrival);
+		if (c->payload_stamp)
+			write_payload_stamp(pkts[i], arrival, number, c->stream);
 	}
 	c->next = next;
 	c->delivered += k;
@@ -292,13 +323,16 @@ t4p4s_rx_replay_attach(const char *spec, struct rte_mempool *pool, bool stamp)
 		goto out;
 	}
 	bool paced = o.rate > 0;
+	stamp = stamp || o.payload_stamp;
 	if ((paced || stamp) && t4p4s_arrival_stamp_register() != 0)
 		goto out;
 	uint16_t n_rx_queues = info.nb_rx_queues;
 	struct replay_frames *frames = rte_zmalloc("rx_replay", sizeof(*frames), 0);
 	struct replay_cursor **cursors = rte_zmalloc("rx_replay", n_rx_queues * sizeof(*cursors), 0);
 	if (frames == NULL || cursors == NULL ||
-	    load_frames(path, rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM, frames) != 0)
+	    load_frames(path, rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM,
+			o.payload_stamp ? RTE_ETHER_HDR_LEN + sizeof(struct t4p4s_payload_stamp) : 0,
+			frames) != 0)
 		goto out;
 	rte_rx_callback_fn callback = paced ? replay_rx_paced : stamp ? replay_rx_stamped : replay_rx;
 	for (uint16_t q = 0; q < n_rx_queues; q++) {
@@ -308,6 +342,8 @@ t4p4s_rx_replay_attach(const char *spec, struct rte_mempool *pool, bool stamp)
 		c->frames = frames;
 		c->next = (uint32_t)((uint64_t)frames->count * q / n_rx_queues);
 		c->pool = pool;
+		c->payload_stamp = o.payload_stamp;
+		c->stream = (uint16_t)(port << 8 | (q & 0xff));
 		if (paced && t4p4s_paced_arrivals_init(&c->arrivals, o.rate / n_rx_queues,
 						       rte_get_tsc_hz(), o.pattern, o.ring,
 						       (uint32_t)port << 16 | q) != 0)

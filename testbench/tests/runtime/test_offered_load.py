@@ -109,6 +109,55 @@ def test_latency_and_stall_commands_check_their_input(binary, tmp_path):
         rt.stop()
 
 
+def test_payload_stamp_survives_a_hop_through_a_second_process(binary, tmp_path):
+    """Process A's paced source writes each frame's arrival time and number
+    into its last 16 octets and A forwards it over net_memif; process B
+    receives it in an mbuf of its own and sends it on: B's --latency=payload
+    reads the stamp from the frame. While B stalls, A's memif tx fills and
+    drops: B counts exactly those frames lost, from the numbers."""
+    rate, stall_ms = 100_000, 100
+    memif = tmp_path / "memif.sock"
+    frames = [frame(payload=bytes([i]) * 64) for i in range(4)]
+    pcap = write_pcap(tmp_path / "replay.pcap", frames)
+    (tmp_path / "b").mkdir()
+    b = Runtime(binary, tmp_path / "b", lcores="1",
+                vdevs=[f"net_memif0,role=server,socket={memif},socket-abstract=no",
+                       "net_null1,no-rx=1"],
+                extra=["--latency=payload", "--governor", "busy"])
+    (tmp_path / "a").mkdir()
+    a = Runtime(binary, tmp_path / "a", lcores="0",
+                vdevs=["net_null0,no-rx=1", f"net_memif1,role=client,socket={memif},socket-abstract=no"],
+                extra=["--rx-replay", f"0:{pcap},rate={rate},stamp=payload", "--governor", "busy"])
+    try:
+        deadline = time.monotonic() + 10
+        while b.ok("stats")["ports"][1]["tx"] < rate // 10:
+            assert time.monotonic() < deadline, "no frames reached B"
+            time.sleep(0.05)
+        b.ok("stall", ms=stall_ms)
+        time.sleep(stall_ms / 1000 + 0.3)
+        a_stats = a.stop()
+        time.sleep(0.2)        # what is still in the memif ring reaches B
+        b_stats = b.stop()
+    finally:
+        for rt in (a, b):
+            if rt.proc.poll() is None:
+                rt.proc.kill()
+    a_replay, a_out = replay(a_stats), a_stats["ports"][1]
+    b_out = b_stats["ports"][1]
+    (stream,) = b_out["latency"]["streams"]
+    assert stream["stream"] == 0                      # port 0, queue 0 of A
+    assert b_out["tx"] == stream["frames"] == b_out["latency"]["count"]
+    assert a_out["tx_dropped"] > 0                    # the stall overflowed memif
+    # every number A gave is seen by B, or lost in A's ring or memif tx,
+    # or still in A's ring when it stopped
+    assert stream["lost"] == a_replay["ring_overflow"] + a_out["tx_dropped"]
+    assert stream["frames"] + stream["lost"] + a_replay["in_ring"] == a_replay["arrived"]
+    assert stream["reordered"] == 0
+    latency = b_out["latency"]
+    assert latency["max_us"] >= 1000                  # frames that waited out B's stall in memif
+    assert 0 < latency["p50_us"] < latency["max_us"]
+
+
 @pytest.mark.parametrize("options,message", [
     ("rate=abc", "bad option"),
     ("rate=0", "bad option"),
@@ -119,6 +168,7 @@ def test_latency_and_stall_commands_check_their_input(binary, tmp_path):
     ("ring=x", "bad option"),
     ("speed=1", "bad option"),
     ("rate", "bad option"),
+    ("stamp=tsc", "bad option"),
 ])
 def test_paced_replay_option_errors(binary, tmp_path, options, message):
     pcap = write_pcap(tmp_path / "one.pcap", [frame()])

@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -73,10 +72,10 @@ class Runtime:
     """The executable on quiet net_ring ports (or given vdevs) with a
     control socket; stopped with SIGTERM."""
 
-    def __init__(self, binary, tmp_path, vdevs=None, extra=()):
+    def __init__(self, binary, tmp_path, vdevs=None, extra=(), lcores="0"):
         self.path = str(tmp_path / "control.sock")
         vdevs = vdevs or ["net_ring0", "net_ring1"]
-        args = [str(binary), *eal()]
+        args = [str(binary), *eal(lcores)]
         for v in vdevs:
             args += ["--vdev", v]
         self.stats_path = tmp_path / "final_stats.json"
