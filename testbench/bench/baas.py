@@ -118,7 +118,7 @@ def _command(executable: Path, lcore: int, pcap: Path, duration_s: int, max_pdus
             "--control", str(control)]
 
 
-def _control_path(work_dir: Path) -> Path:
+def control_path(work_dir: Path) -> Path:
     path = work_dir.resolve() / "control.sock"
     if len(os.fsencode(path)) <= 100:
         return path
@@ -140,9 +140,9 @@ def _stats(control: Path) -> tuple[float, dict]:
         raise BenchError(f"the BaaS's control socket {control}: {e}") from e
 
 
-def _wait_ready(control: Path, process, deadline: float) -> None:
-    """The BaaS opens its control socket last: a `ping` answered means it
-    runs (its --duration counts from there)."""
+def wait_ready(control: Path, process, deadline: float, what: str = "the BaaS") -> None:
+    """The BaaS (as the target runtime) opens its control socket last: a
+    `ping` answered means it runs (its --duration counts from there)."""
     from t4p4s.stf.control import ControlClient
     while time.monotonic() < deadline and process.poll() is None:
         try:
@@ -157,7 +157,7 @@ def _wait_ready(control: Path, process, deadline: float) -> None:
             time.sleep(0.02)
         finally:
             client.close()
-    raise BenchError("the BaaS never answered on its control socket "
+    raise BenchError(f"{what} never answered on its control socket "
                      + ("(it exited)" if process.poll() is not None else "in time"))
 
 
@@ -199,7 +199,7 @@ def _run(executable: Path, lcore: int, pcap: Path, mix: Mix, cycle, duration_s: 
     stats_path = work_dir / "stats.json"
     stats_path.unlink(missing_ok=True)
     log_path = work_dir / "run.log"
-    control = _control_path(work_dir)
+    control = control_path(work_dir)
     control.unlink(missing_ok=True)
     max_pdus = _max_pdus(cycle.peak_held)
     memory, hugepages = _memory_args(pcap, max_pdus)
@@ -207,7 +207,7 @@ def _run(executable: Path, lcore: int, pcap: Path, mix: Mix, cycle, duration_s: 
     warmup = min(WARMUP_S, duration_s / 4)
     window_end = duration_s - max(0.25, duration_s / 20)
     with running(command, log_path) as process:
-        _wait_ready(control, process, time.monotonic() + STARTUP_ALLOWANCE_S)
+        wait_ready(control, process, time.monotonic() + STARTUP_ALLOWANCE_S)
         started = time.monotonic()
         time.sleep(warmup)
         t1, first = _stats(control)

@@ -21,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from testbench.bench.baas import _control_path, _executable, _stats, _wait_ready
+from testbench.bench.baas import _executable, _stats, control_path, wait_ready
 from testbench.bench.compiled import REPO_ROOT, compile_p4
 from testbench.bench.dpdk import BenchError, first_cause, running
 from testbench.bench.gnb_entries import write_drb_entries
@@ -35,7 +35,9 @@ WARMUP_S = 1.0
 _prefixes = itertools.count()
 
 
-def _target_stats(control: Path) -> tuple[float, dict]:
+def target_stats(control: Path) -> tuple[float, dict]:
+    """(the time half-way through the request, the target runtime's `stats`
+    reply: its counters at the top level, not under "result")."""
     from t4p4s.stf.control import ControlClient
     client = ControlClient(control, timeout=5.0)
     try:
@@ -54,8 +56,8 @@ def _run(target: Path, baas: Path, target_lcore: int, baas_lcore: int, duration_
          tsc_hz: float, work_dir: Path, pcap: Path, entries: Path) -> dict:
     work_dir.mkdir(parents=True, exist_ok=True)
     prefix = f"t4p4s-bench-ring-{os.getpid()}-{next(_prefixes)}"
-    target_control = _control_path(work_dir / "target")
-    baas_control = _control_path(work_dir / "baas")
+    target_control = control_path(work_dir / "target")
+    baas_control = control_path(work_dir / "baas")
     for path in (target_control, baas_control):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.unlink(missing_ok=True)
@@ -73,18 +75,18 @@ def _run(target: Path, baas: Path, target_lcore: int, baas_lcore: int, duration_
     try:
         with running(target_command, work_dir / "target.log") as target_process:
             try:
-                _wait_ready(target_control, target_process, time.monotonic() + 120)
+                wait_ready(target_control, target_process, time.monotonic() + 120, what="host.p4")
             except BenchError as e:
                 raise BenchError(f"host.p4 with a ring port, not the BaaS: {e}; log: "
                                  f"{work_dir / 'target.log'}") from e
             with running(baas_command, work_dir / "baas.log") as baas_process:
-                _wait_ready(baas_control, baas_process, time.monotonic() + 60)
+                wait_ready(baas_control, baas_process, time.monotonic() + 60)
                 started = time.monotonic()
                 time.sleep(WARMUP_S)
-                t1, target1 = _target_stats(target_control)
+                t1, target1 = target_stats(target_control)
                 _, baas1 = _stats(baas_control)
                 time.sleep(max(0.5, duration_s - WARMUP_S - 1.0))
-                t2, target2 = _target_stats(target_control)
+                t2, target2 = target_stats(target_control)
                 _, baas2 = _stats(baas_control)
                 window_s = t2 - t1
                 if baas_process.poll() is not None:
