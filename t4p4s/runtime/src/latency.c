@@ -50,15 +50,24 @@ static const struct {
 	{ "p50_us", 0.50 }, { "p90_us", 0.90 }, { "p99_us", 0.99 }, { "p99_9_us", 0.999 },
 };
 
+/* latency_reset's work, done by the queue's one writer */
+static inline void
+reset_if_asked(struct tx_latency *t)
+{
+	if (likely(!__atomic_load_n(&t->reset_requested, __ATOMIC_ACQUIRE)))
+		return;
+	memset(&t->h, 0, sizeof(t->h));
+	memset(t->streams, 0, sizeof(t->streams));
+	t->other_streams = 0;
+	__atomic_store_n(&t->reset_requested, false, __ATOMIC_RELEASE);
+}
+
 static uint16_t
 record_tx(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 	  struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	struct tx_latency *t = arg;
-	if (unlikely(__atomic_load_n(&t->reset_requested, __ATOMIC_ACQUIRE))) {
-		memset(&t->h, 0, sizeof(t->h));
-		__atomic_store_n(&t->reset_requested, false, __ATOMIC_RELEASE);
-	}
+	reset_if_asked(t);
 	/* the stamp's place in locals: the histogram's stores might alias
 	 * the globals, which the compiler would then load per frame */
 	const uint64_t flag = t4p4s_arrival_flag;
@@ -116,12 +125,7 @@ record_tx_payload(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 		  struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	struct tx_latency *t = arg;
-	if (unlikely(__atomic_load_n(&t->reset_requested, __ATOMIC_ACQUIRE))) {
-		memset(&t->h, 0, sizeof(t->h));
-		memset(t->streams, 0, sizeof(t->streams));
-		t->other_streams = 0;
-		__atomic_store_n(&t->reset_requested, false, __ATOMIC_RELEASE);
-	}
+	reset_if_asked(t);
 	uint64_t now = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {
 		struct t4p4s_payload_stamp copy;
