@@ -44,11 +44,11 @@ usage(const char *prog)
 		"  --drb-max-pdus N       default bound per DRB, 1..%d (default %d)\n"
 		"  --max-pdus N           bound over all DRBs, 1..16777216 (default %d)\n"
 		"  --mbuf-size BYTES      data room of the BaaS's mbufs (default %d)\n"
-		"  --rx-replay PORT:FILE.pcap\n"
-		"                         overwrite each packet PORT receives with the next\n"
-		"                         frame of FILE, round and round (a benchmark source\n"
-		"                         for a net_null port, as the target runtime's; up to\n"
-		"                         %d times)\n",
+		"  --rx-replay PORT:FILE.pcap[,rate=PPS][,pattern=constant|poisson][,ring=N]\n"
+		"                         the target runtime's benchmark source (up to %d\n"
+		"                         times): FILE's frames, round and round, into PORT,\n"
+		"                         saturated on a net_null port or paced at PPS into a\n"
+		"                         modelled rx ring of N (net_null with no-rx=1)\n",
 		prog, BAAS_MAX_RINGS, BAAS_MAX_BURST, DEFAULT_T_POLL_RETRANSMIT_MS,
 		DEFAULT_MAX_RETX, MAX_DRB_PDUS, DEFAULT_DRB_MAX_PDUS, DEFAULT_MAX_PDUS,
 		RTE_MBUF_DEFAULT_DATAROOM, BAAS_MAX_RX_REPLAY);
