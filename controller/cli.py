@@ -20,7 +20,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from controller import baas, counters, drbs, offload, pipeline, status, targets, topology, watch
+from controller import (baas, counters, drbs, offload, pipeline, rlc_poll, status, targets,
+                        topology, watch)
 from controller.errors import GnbctlError
 
 
@@ -47,13 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     load = drb_sub.add_parser("load", help="install many DRBs, in batches")
     source = load.add_mutually_exclusive_group(required=True)
     source.add_argument("--count", type=int, help="generate DRBs 0..COUNT-1 (contract)")
-    source.add_argument("--file", type=Path, help=f"CSV: {','.join(drbs.CSV_COLUMNS)}")
+    source.add_argument("--file", type=Path, help=f"CSV: {','.join(drbs.CSV_COLUMNS)}"
+                        f"[,{','.join(drbs.POLL_COLUMNS)}]")
     load.add_argument("--batch", type=int, default=drbs.DEFAULT_BATCH,
                       help="updates per Write (default %(default)s)")
+    _poll_arguments(load, " of every RLC AM DRB the CSV gives none")
     add = drb_sub.add_parser("add", help="one DRB; fields default to the generated DRB's")
     add.add_argument("drb", type=int)
     for name in drbs.CSV_COLUMNS[1:]:
         add.add_argument(f"--{name.replace('_', '-')}", dest=name)
+    _poll_arguments(add, "")
     drb_sub.add_parser("del", help="delete one DRB").add_argument("drb", type=int)
     drb_sub.add_parser("show", help="one DRB, or the entry counts").add_argument(
         "drb", type=int, nargs="?")
@@ -77,6 +81,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--interval", type=float, default=watch.DEFAULT_INTERVAL_S,
                      help="seconds between probes (default %(default)s)")
     return p
+
+
+def _poll_arguments(parser, of_which: str):
+    """--poll-pdu and --poll-byte: TS 38.331 names, checked by drbs.parse_drb
+    or _poll_values (a bad value is an error naming the allowed ones)."""
+    parser.add_argument("--poll-pdu", dest="poll_pdu", metavar="VALUE",
+                        help=f"RLC AM pollPDU{of_which}: p4 .. p65536 (or 4 .. 65536) or "
+                             f"infinity; default: the pipeline's {rlc_poll.DEFAULT_POLL_PDU}")
+    parser.add_argument("--poll-byte", dest="poll_byte", metavar="VALUE",
+                        help=f"RLC AM pollByte{of_which}: kB1 .. kB7500, mB8 .. mB40 "
+                             f"(1 kB = 1,000 bytes) or infinity; default: the pipeline's "
+                             f"{rlc_poll.DEFAULT_POLL_BYTE}")
 
 
 def _drb_key(text: str) -> baas.DrbKey:
@@ -162,13 +178,22 @@ def _nics(topo, selected):
 
 def _drb_from_args(args) -> drbs.Drb:
     values = drbs.Drb.generated(args.drb).as_dict()
-    for name in drbs.CSV_COLUMNS[1:]:
+    for name in drbs.CSV_COLUMNS[1:] + drbs.POLL_COLUMNS:
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     try:
-        return drbs.parse_drb({k: str(v) for k, v in values.items()})
+        return drbs.parse_drb({k: str(v) for k, v in values.items() if v is not None})
     except ValueError as e:
         raise GnbctlError(f"DRB {args.drb}: {e}") from None
+
+
+def _poll_values(args) -> tuple[int, int]:
+    """drb load's --poll-pdu and --poll-byte (0: not given)."""
+    try:
+        return (rlc_poll.parse_poll_pdu(args.poll_pdu) if args.poll_pdu else 0,
+                rlc_poll.parse_poll_byte(args.poll_byte) if args.poll_byte else 0)
+    except ValueError as e:
+        raise GnbctlError(str(e)) from None
 
 
 def _sn_ranges(sns: list[int]) -> str:
@@ -325,8 +350,9 @@ async def _run(args, out: Output):
         return rows
 
     if cmd == ("drb", "load"):
+        poll_pdu, poll_byte = _poll_values(args)
         drb_set = (drbs.DrbSet.generate(args.count) if args.count is not None
-                   else drbs.read_csv(args.file))
+                   else drbs.read_csv(args.file)).with_poll_defaults(poll_pdu, poll_byte)
         if not 1 <= args.batch <= 65536:
             raise GnbctlError("--batch must be 1..65536")
         async with targets.session(topo, selected) as connected:
@@ -397,11 +423,28 @@ async def _run(args, out: Output):
                 return result
             found = {t.name: await drbs.find(t, args.drb) for t in connected}
         result = {n: d.as_dict() if d else None for n, d in found.items()}
+        numbering = {c.name for c in selected if rlc_poll.numbers_amd_pdus(c)}
+        for name, d in result.items():
+            if d and name not in numbering:
+                # a hybrid host's poll bits are its NIC's: it keeps no configuration
+                for column in drbs.POLL_COLUMNS:
+                    del d[column]
         missing = [n for n, d in found.items() if d is None]
         columns = list(drbs.CSV_COLUMNS)
         present = {n: d for n, d in result.items() if d}
+        if any(d.get(c) is not None for d in present.values() for c in drbs.POLL_COLUMNS):
+            columns += drbs.POLL_COLUMNS
+        defaults = {"poll_pdu": rlc_poll.DEFAULT_POLL_PDU,
+                    "poll_byte": rlc_poll.DEFAULT_POLL_BYTE}
+
+        def shown(d: dict, column: str):
+            if column not in defaults:
+                return d[column]
+            if column not in d:
+                return "(the NIC's)"
+            return f"default ({defaults[column]})" if d[column] is None else d[column]
         out.table(f"DRB {args.drb}", ["field", *present],
-                  [[c, *(d[c] for d in present.values())] for c in columns])
+                  [[c, *(shown(d, c) for d in present.values())] for c in columns])
         if missing:
             error = GnbctlError(f"DRB {args.drb}: NOT_FOUND on {', '.join(missing)}")
             error.result = result

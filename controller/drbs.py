@@ -5,9 +5,14 @@ CSV: a header line, then one DRB per line:
     drb,teid,ue_id,lcid,rlc,rlc_sn,pdcp_sn,qfi,ue_mac,ul_teid,gnb_ip,upf_ip,upf_mac
     0,0x10000,0,4,am,18,18,9,02:00:00:00:00:00,0x20000,10.0.0.1,10.0.0.2,02:00:00:00:ff:ff
 Integers are decimal or 0x-hex; rlc is am or um; SN lengths are 12 or 18.
+Two more columns may follow, in any order: poll_pdu and poll_byte, the RLC
+AM DRB's TS 38.331 pollPDU (p4 .. p65536, infinity) and pollByte (kB1 ..
+mB40, infinity); an empty cell leaves that trigger at the pipeline's
+default (rlc_poll.py).
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import ipaddress
 import time
@@ -17,12 +22,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from controller import drb_keys
+from controller import drb_keys, rlc_poll
 from controller.errors import GnbctlError
 from controller.targets import on_every, write_batches
 
 CSV_COLUMNS = ("drb", "teid", "ue_id", "lcid", "rlc", "rlc_sn", "pdcp_sn", "qfi", "ue_mac",
                "ul_teid", "gnb_ip", "upf_ip", "upf_mac")
+POLL_COLUMNS = ("poll_pdu", "poll_byte")    # optional: absent or empty = not configured
 MAX_DRBS = 65536
 DEFAULT_BATCH = 8192
 
@@ -42,6 +48,12 @@ class Drb:
     gnb_ip: int
     upf_ip: int
     upf_mac: int
+    poll_pdu: int = 0       # RLC AM pollPDU in PDUs, pollByte in bytes (rlc_poll.py);
+    poll_byte: int = 0      # 0: not configured, the pipeline's default
+
+    @property
+    def has_poll_config(self) -> bool:
+        return bool(self.poll_pdu or self.poll_byte)
 
     @classmethod
     def generated(cls, i: int) -> "Drb":
@@ -60,6 +72,10 @@ class Drb:
                 value = str(ipaddress.IPv4Address(value))
             elif f.name in ("teid", "ul_teid"):
                 value = f"{value:#x}"
+            elif f.name == "poll_pdu":
+                value = rlc_poll.poll_pdu_name(value)
+            elif f.name == "poll_byte":
+                value = rlc_poll.poll_byte_name(value)
             out[f.name] = value
         return out
 
@@ -77,6 +93,8 @@ def validate(drb: Drb) -> None:
     for name in ("rlc_sn", "pdcp_sn"):
         if getattr(drb, name) not in (12, 18):
             raise ValueError(f"{name} must be 12 or 18, not {getattr(drb, name)}")
+    if drb.has_poll_config and drb.rlc != "am":
+        raise ValueError("poll_pdu and poll_byte apply to RLC AM DRBs only (rlc is um)")
 
 
 def format_mac(value: int) -> str:
@@ -99,7 +117,8 @@ def parse_ipv4(text: str) -> int:
 
 
 _PARSERS = {"rlc": str.lower, "ue_mac": parse_mac, "upf_mac": parse_mac,
-            "gnb_ip": parse_ipv4, "upf_ip": parse_ipv4}
+            "gnb_ip": parse_ipv4, "upf_ip": parse_ipv4,
+            "poll_pdu": rlc_poll.parse_poll_pdu, "poll_byte": rlc_poll.parse_poll_byte}
 
 
 def parse_drb(values: dict[str, str]) -> Drb:
@@ -112,6 +131,13 @@ def parse_drb(values: dict[str, str]) -> Drb:
             parsed[name] = _PARSERS.get(name, parse_int)(text)
         except ValueError as e:
             raise ValueError(f"{name}: {e}") from None
+    for name in POLL_COLUMNS:
+        text = (values.get(name) or "").strip()
+        if text:
+            try:
+                parsed[name] = _PARSERS[name](text)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
     drb = Drb(**parsed)
     validate(drb)
     return drb
@@ -148,6 +174,20 @@ class DrbSet:
     def from_drbs(cls, drbs: list[Drb]) -> "DrbSet":
         return cls(_numeric({f.name: np.array([getattr(d, f.name) for d in drbs], dtype=object)
                              for f in fields(Drb)}))
+
+    def with_poll_defaults(self, poll_pdu: int, poll_byte: int) -> "DrbSet":
+        """This set with poll_pdu / poll_byte (non-zero: configured) given
+        to every RLC AM DRB that has no value of its own."""
+        c = dict(self.columns)
+        am = c["rlc_am"] == 1
+        for name, value in (("poll_pdu", poll_pdu), ("poll_byte", poll_byte)):
+            if value:
+                c[name] = np.where(am & (c[name] == 0), np.uint64(value), c[name])
+        return DrbSet(c)
+
+    def poll_rows(self) -> np.ndarray:
+        """The positions of the DRBs with a poll configuration."""
+        return np.flatnonzero((self.columns["poll_pdu"] != 0) | (self.columns["poll_byte"] != 0))
 
     def key_rows(self) -> list["DrbKeys"]:
         """Each DRB's keys (drb_keys.py), as Python integers."""
@@ -220,6 +260,9 @@ async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=No
     from controller.bulk import ExactInsertEncoder
 
     start = time.perf_counter()
+    poll_rows = drbs.poll_rows()
+    if len(poll_rows):
+        refuse_poll_without_numbering(targets)
     await drb_keys.refuse_in_use(targets, drbs.key_rows())
     per_target = {}
 
@@ -229,6 +272,13 @@ async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=No
         def batch_of(rows, first: int, table: str):
             chunk = rows[first:first + batch]
             return chunk.tobytes, len(chunk), lambda i: drbs.describe(first + i, table)
+
+        # the poll configuration before the entries that give the DRBs traffic
+        poll_written = 0
+        if len(poll_rows) and rlc_poll.numbers_amd_pdus(target.config):
+            await write_batches(target, _poll_batches(target, drbs, poll_rows, batch),
+                                2 * len(poll_rows))
+            poll_written = len(poll_rows)
 
         batches = []
         for table, mapping in (("dl_drb", DL_COLUMNS), ("ul_bearer", UL_COLUMNS)):
@@ -243,11 +293,37 @@ async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=No
         seconds = time.perf_counter() - t0
         per_target[target.name] = {"seconds": round(seconds, 4),
                                    "entries": 2 * drbs.count,
-                                   "entries_per_s": round(2 * drbs.count / seconds)}
+                                   "entries_per_s": round(2 * drbs.count / seconds),
+                                   "poll_configured": poll_written}
 
     await on_every(targets, load_one)
     return {"drbs": drbs.count, "batch": batch,
             "seconds": round(time.perf_counter() - start, 4), "targets": per_target}
+
+
+def _poll_batches(target, drbs: DrbSet, rows: np.ndarray, batch: int) -> list:
+    """write_batches' batches of the poll registers of these DRBs (two
+    updates per DRB, `batch` updates per Write)."""
+    c = drbs.columns
+    indexes = c["drb"][rows]
+    cells = (c["poll_byte"][rows] << np.uint64(32)) | c["poll_pdu"][rows]
+    per_write = max(1, batch // 2)
+
+    def batch_of(first: int):
+        chunk = slice(first, first + per_write)
+        chunk_indexes = indexes[chunk]
+        return (lambda: rlc_poll.encoded_writes(target, chunk_indexes, cells[chunk]),
+                2 * len(chunk_indexes),
+                lambda i: f"DRB {int(chunk_indexes[i // 2])} (rlc_poll registers)")
+    return [batch_of(first) for first in range(0, len(rows), per_write)]
+
+
+def refuse_poll_without_numbering(targets) -> None:
+    """A poll configuration asked for where no selected target would use it."""
+    if not any(rlc_poll.numbers_amd_pdus(t.config) for t in targets):
+        raise GnbctlError("nothing written: the RLC poll configuration is kept by the "
+                          "targets that number AMD PDUs (NIC targets and hosts without a "
+                          "NIC), and none is selected")
 
 
 async def ensure_clone_session(target) -> None:
@@ -262,11 +338,24 @@ async def ensure_clone_session(target) -> None:
 async def add(targets, drb: Drb) -> None:
     from controller import entities
     validate(drb)
+    if drb.has_poll_config:
+        refuse_poll_without_numbering(targets)
     await drb_keys.refuse_in_use(targets, [drb])
 
     async def add_one(target):
-        await target.write([+entities.dl_drb(drb), +entities.ul_bearer(drb)],
-                           lambda u: f"DRB {drb.drb} ({u.table_id})")
+        poll = drb.has_poll_config and rlc_poll.numbers_amd_pdus(target.config)
+        if poll:
+            # before the entries: the DRB's first PDU is counted against it
+            await rlc_poll.configure(target, drb.drb, drb.poll_pdu, drb.poll_byte)
+        try:
+            await target.write([+entities.dl_drb(drb), +entities.ul_bearer(drb)],
+                               lambda u: f"DRB {drb.drb} ({u.table_id})")
+        except GnbctlError:
+            if poll:
+                # the index has no DRB: leave it at the defaults for the next one
+                with contextlib.suppress(GnbctlError):
+                    await rlc_poll.reset(target, drb.drb)
+            raise
     await on_every(targets, add_one)
 
 
@@ -276,12 +365,15 @@ async def _table_by_drb(target, table: str) -> dict[int, "object"]:
 
 
 async def find(target, drb_index: int) -> Drb | None:
-    """The DRB as installed on the target (None if it has neither entry)."""
+    """The DRB as installed on the target (None if it has neither entry),
+    with its poll configuration where the target keeps one (rlc_poll.py)."""
     import finsy as fy
     dl = (await _table_by_drb(target, "dl_drb")).get(drb_index)
     ul = (await _table_by_drb(target, "ul_bearer")).get(drb_index)
     if dl is None or ul is None:
         return None
+    poll_pdu, poll_byte = (await rlc_poll.read(target, drb_index)
+                           if rlc_poll.numbers_amd_pdus(target.config) else (0, 0))
     d = fy.P4TableEntry.decode_entry(dl, target.schema)
     u = fy.P4TableEntry.decode_entry(ul, target.schema)
     a, b = d.action.args, u.action.args
@@ -289,7 +381,8 @@ async def find(target, drb_index: int) -> Drb | None:
                rlc="am" if a["rlc_am"] else "um", rlc_sn=18 if a["rlc_sn18"] else 12,
                pdcp_sn=18 if a["pdcp_sn18"] else 12, qfi=a["default_qfi"],
                ue_mac=_int(a["ue_mac"]), ul_teid=b["teid"], gnb_ip=_int(b["gnb_ip"]),
-               upf_ip=_int(b["upf_ip"]), upf_mac=_int(b["upf_mac"]))
+               upf_ip=_int(b["upf_ip"]), upf_mac=_int(b["upf_mac"]),
+               poll_pdu=poll_pdu, poll_byte=poll_byte)
 
 
 def _int(value) -> int:
@@ -313,6 +406,10 @@ async def delete(targets, drb_index: int) -> None:
         updates = [-fy.P4TableEntry.decode_entry(e, target.schema) for e in (dl, ul)
                    if e is not None]
         await target.write(updates, lambda u: f"DRB {drb_index} ({u.table_id})")
+        if rlc_poll.numbers_amd_pdus(target.config):
+            # after the entries, so no PDU of the DRB counts again: a DRB
+            # that reuses the index starts from the defaults
+            await rlc_poll.reset(target, drb_index)
     await on_every(targets, delete_one)
 
 
