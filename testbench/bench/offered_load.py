@@ -81,13 +81,21 @@ class Search:
     lowest_failing_pps: float | None  # None: the saturated rate passed
     resolution_pps: float
     trials: tuple[Trial, ...]       # this search's own, in order
+    confirmation: Trial | None = None   # the result tried again (not part of the search)
+
+    @property
+    def confirmed(self) -> bool | None:
+        return None if self.confirmation is None else self.confirmation.passes(self.loss_share)
 
     def as_json(self) -> dict:
+        def brief(t: Trial) -> dict:
+            return {"rate_pps": t.rate_pps, "loss_share": t.loss_share,
+                    "passed": t.passes(self.loss_share)}
         return {"loss_share": self.loss_share, "no_drop_pps": self.no_drop_pps,
                 "lowest_failing_pps": self.lowest_failing_pps,
                 "resolution_pps": self.resolution_pps,
-                "trials": [{"rate_pps": t.rate_pps, "loss_share": t.loss_share,
-                            "passed": t.passes(self.loss_share)} for t in self.trials]}
+                "trials": [brief(t) for t in self.trials],
+                "confirmation": brief(self.confirmation) if self.confirmation else None}
 
 
 def _bounds(trials: Iterable[Trial], loss_share: float) -> tuple[float, float | None]:
@@ -102,14 +110,17 @@ def _bounds(trials: Iterable[Trial], loss_share: float) -> tuple[float, float | 
 
 def no_drop_rate(trial_at: Callable[[float], Trial], saturated_pps: float,
                  loss_share: float = DEFAULT_LOSS_SHARE, resolution_pps: float | None = None,
-                 earlier: Iterable[Trial] = ()) -> Search:
+                 earlier: Iterable[Trial] = (), confirm: bool = False) -> Search:
     """The highest offered rate in (0, saturated_pps] whose trial lost at
     most `loss_share` of its arrivals, within `resolution_pps` (default
     RESOLUTION_SHARE of the saturated rate): first the saturated rate
     itself, then halving the interval between the highest passing and the
     lowest failing rate. trial_at(rate) runs one trial (rates are whole
     frames per second); `earlier`: trials already run (another share's
-    search), which narrow the interval first."""
+    search), which narrow the interval first. With `confirm`, one more
+    trial at the result (unless 0) says whether it passes again: a
+    search takes one trial per rate, and on a machine whose lcore is now
+    and then descheduled a passing trial may have been lucky."""
     if saturated_pps <= 0:
         raise ValueError("the saturated rate must be positive")
     resolution = resolution_pps if resolution_pps is not None else RESOLUTION_SHARE * saturated_pps
@@ -132,8 +143,9 @@ def no_drop_rate(trial_at: Callable[[float], Trial], saturated_pps: float,
             break
         run(middle)
         low, high = _bounds(known, loss_share)
+    confirmation = trial_at(float(low)) if confirm and low > 0 else None
     return Search(loss_share=loss_share, no_drop_pps=low, lowest_failing_pps=high,
-                  resolution_pps=resolution, trials=tuple(own))
+                  resolution_pps=resolution, trials=tuple(own), confirmation=confirmation)
 
 
 # ---- a trial on the real executable -----------------------------------------
@@ -269,6 +281,9 @@ def run_trial(setup: PacedSetup, rate_pps: float, window_s: float, work_dir: Pat
         "pattern": pattern,
         "window_s": round(seconds, 4),
         "offered_pps": counts["arrived"] / seconds,
+        # how long the modelled ring covers a lcore that does not poll: a
+        # max latency beyond it means the lcore was away (descheduled) that long
+        "ring_fill_us": _port(second, 0)["rx_replay"]["ring"] / rate_pps * 1e6,
         **{k: v for k, v in counts.items() if k not in ("arrived", "lost")},
         "latency": latency,
         "command": " ".join(command),

@@ -1,6 +1,7 @@
 """The views of one benchmark run: printed tables, bench.json, bench.png
-(the forwarding workloads) and bench_hybrid.png (the hybrid topology by
-offload percentage)."""
+(the forwarding workloads), bench_hybrid.png (the hybrid topology by
+offload percentage), bench_baas.png (the buffering service) and
+bench_latency.png (the gNB downlink's latency and loss by offered load)."""
 
 import json
 from pathlib import Path
@@ -222,6 +223,94 @@ def write_baas_png(path: Path, baas: dict, machine: Machine) -> None:
     figure.text(0.01, 0.01, f"memory per buffered PDU: {memory['bytes_per_buffered_pdu']} B "
                 f"(mbuf pool element {memory['pool_element_bytes']} B + {memory['slot_bytes']} B "
                 f"slot); details in bench.json \"baas\"", fontsize=7)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+_PERCENTILE_LABELS = {"p50_us": "p50", "p90_us": "p90", "p99_us": "p99", "p99_9_us": "p99.9",
+                      "max_us": "max"}
+
+
+def print_offered_load_table(offered_load: dict, console: Console) -> None:
+    """Latency by load, under the no-drop and saturated rates."""
+    rates = ", ".join(f"{key} loss {entry['mpps']:.2f} Mpps ({entry['share_of_saturated']:.0%}"
+                      + (", not confirmed)" if entry["confirmed"] is False else ")")
+                      for key, entry in offered_load["no_drop"].items())
+    table = Table(title=f"host.p4 step 5 under offered load: no-drop rate {rates} of saturated "
+                        f"{offered_load['saturated_mpps']:.2f} Mpps; latency (us) on the radio port")
+    for column in ("load", "pattern", "Mpps", "loss", *_PERCENTILE_LABELS.values()):
+        table.add_column(column, justify="left" if column == "pattern" else "right", no_wrap=True)
+    for point in offered_load["latency"]["points"]:
+        table.add_row(f"{point['load_share']:.0%}", point["pattern"], f"{point['rate_pps'] / 1e6:.2f}",
+                      f"{point['loss_share']:.2%}",
+                      *(_fmt(point[key], "{:.1f}") for key in _PERCENTILE_LABELS))
+    console.print(table)
+
+
+def write_latency_png(path: Path, offered_load: dict, machine: Machine) -> None:
+    """Left: latency percentiles on the radio port by offered load (constant
+    gaps as lines, Poisson arrivals as open markers); right: each trial's
+    loss share by offered rate, with the no-drop and saturated rates."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = offered_load["latency"]["points"]
+    constant = sorted((p for p in points if p["pattern"] == "constant"), key=lambda p: p["rate_pps"])
+    poisson = [p for p in points if p["pattern"] == "poisson"]
+    colours = dict(zip(_PERCENTILE_LABELS, ("#2a6fbb", "#1e8449", "#d68910", "#c0392b", "#555555")))
+    figure, (latency, loss) = plt.subplots(1, 2, figsize=(12, 5))
+    for key, label in _PERCENTILE_LABELS.items():
+        latency.plot([p["rate_pps"] / 1e6 for p in constant], [p[key] for p in constant],
+                     marker="o", color=colours[key], label=f"{label} (constant)")
+        if poisson:
+            latency.plot([p["rate_pps"] / 1e6 for p in poisson], [p[key] for p in poisson],
+                         linestyle="none", marker="s", markerfacecolor="none", color=colours[key],
+                         label=f"{label} (Poisson)")
+    for p in constant:
+        latency.annotate(f"{p['load_share']:.0%}", (p["rate_pps"] / 1e6, p["p50_us"]),
+                         textcoords="offset points", xytext=(0, -14), ha="center", fontsize=7)
+    latency.set_yscale("log")
+    latency.set_xlim(left=0)
+    latency.set_xlabel("offered load (Mpps); % of the no-drop rate at 0.1% loss")
+    latency.set_ylabel("latency, arrival to tx burst (us)")
+    latency.grid(True, which="both", alpha=0.3)
+    latency.legend(fontsize=7, ncol=2)
+    latency.set_title("latency percentiles by load (radio port)", fontsize=9)
+
+    trials = sorted(offered_load["trials"], key=lambda t: t["rate_pps"])
+    for pattern, marker in (("constant", "o"), ("poisson", "s")):
+        shown = [t for t in trials if t["pattern"] == pattern]
+        if shown:
+            loss.plot([t["rate_pps"] / 1e6 for t in shown], [t["loss_share"] * 100 for t in shown],
+                      linestyle="none", marker=marker, label=f"trials ({pattern})")
+    loss.set_yscale("symlog", linthresh=0.01)
+    loss.set_xlim(left=0)
+    loss.set_xlabel("offered load (Mpps)")
+    loss.set_ylabel("loss (% of arrivals in the window)")
+    loss.axvline(offered_load["saturated_mpps"], color="#888888", linestyle=":", linewidth=1)
+    loss.text(offered_load["saturated_mpps"], 0.98, " saturated", transform=loss.get_xaxis_transform(),
+              fontsize=7, va="top", rotation=90, color="#888888")
+    for (key, entry), colour in zip(offered_load["no_drop"].items(), ("#c0392b", "#1e8449")):
+        loss.axvline(entry["mpps"], color=colour, linestyle="--", linewidth=1)
+        again = " (failed again)" if entry["confirmed"] is False else ""
+        loss.text(entry["mpps"], 0.02, f" no-drop ({key} loss) {entry['mpps']:.2f} Mpps{again}",
+                  transform=loss.get_xaxis_transform(), fontsize=7, va="bottom", rotation=90,
+                  color=colour)
+    loss.grid(True, alpha=0.3)
+    loss.legend(fontsize=7, loc="upper left")
+    loss.set_title("loss by offered load (every trial of the searches and latency points)",
+                   fontsize=9)
+    ratio = offered_load.get("ratio_to_testpmd_macswap_null")
+    reference = (f"; saturated {ratio['saturated']:.1%} of testpmd macswap "
+                 f"({offered_load['testpmd_macswap_null_mpps']:.2f} Mpps)" if ratio else "")
+    figure.suptitle(f"host.p4 (gNB step 5, 65,536 DRBs) under offered load, one lcore, "
+                    f"{offered_load['settings']['ring']}-descriptor modelled rx ring{reference}\n{machine.cpu_model}, TSC {machine.tsc_hz / 1e9:.2f} GHz, "
+                    f"DPDK {machine.dpdk_version}", fontsize=9)
+    figure.text(0.01, 0.01, "paced --rx-replay with --latency in every trial; details in "
+                "bench.json \"offered_load\"", fontsize=7)
     figure.tight_layout(rect=(0, 0.03, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)

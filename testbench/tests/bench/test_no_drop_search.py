@@ -121,6 +121,29 @@ def test_a_pass_above_a_failure_is_noise():
     assert (search.no_drop_pps, search.lowest_failing_pps) == (4_950_000, 5_000_000)
 
 
+def test_confirmation_tries_the_result_again():
+    """Trials at one rate that pass, then fail (a lucky first trial): the
+    search's result stands, its confirmation says it did not pass again."""
+    seen = set()
+
+    def loss_at(rate):
+        if rate <= 5_000_000 or rate not in seen:
+            seen.add(rate)
+            return 0.0 if rate <= 7_000_000 else 0.01
+        return 0.01
+    trial_at, asked = simulated(loss_at)
+    search = no_drop_rate(trial_at, SATURATED, loss_share=0.0, confirm=True)
+    assert search.confirmation is not None and search.confirmation.rate_pps == search.no_drop_pps
+    assert asked[-1] == search.no_drop_pps and search.confirmation not in search.trials
+    assert 7_000_000 - 0.01 * SATURATED <= search.no_drop_pps <= 7_000_000
+    assert search.confirmed is False
+    assert search.as_json()["confirmation"]["passed"] is False
+
+    trial_at, asked = simulated(lambda rate: 0.5)
+    search = no_drop_rate(trial_at, SATURATED, confirm=True)
+    assert search.no_drop_pps == 0 and search.confirmation is None and search.confirmed is None
+
+
 def test_bad_arguments():
     trial_at, _ = simulated(lambda rate: 0.0)
     with pytest.raises(ValueError):
