@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import json
 import signal
-import sys
 import time
 from pathlib import Path
 
@@ -87,7 +86,7 @@ def _poll_arguments(parser, of_which: str):
     """--poll-pdu and --poll-byte: TS 38.331 names, checked by drbs.parse_drb
     or _poll_values (a bad value is an error naming the allowed ones)."""
     parser.add_argument("--poll-pdu", dest="poll_pdu", metavar="VALUE",
-                        help=f"RLC AM pollPDU{of_which}: p4 .. p65536 (or 4 .. 65536) or "
+                        help=f"RLC AM pollPDU{of_which}: p4 .. p65536 (or the number: 4 for p4) or "
                              f"infinity; default: the pipeline's {rlc_poll.DEFAULT_POLL_PDU}")
     parser.add_argument("--poll-byte", dest="poll_byte", metavar="VALUE",
                         help=f"RLC AM pollByte{of_which}: kB1 .. kB7500, mB8 .. mB40 "
@@ -365,9 +364,9 @@ async def _run(args, out: Output):
                 result = await drbs.load(connected, drb_set, args.batch,
                                          lambda name, n: progress.advance(tasks[name], n))
         out.table(f"{drb_set.count} DRBs in {result['seconds']:.3f} s",
-                  ["target", "entries", "seconds", "entries/s"],
-                  [[n, r["entries"], r["seconds"], f"{r['entries_per_s']:,}"]
-                   for n, r in result["targets"].items()])
+                  ["target", "entries", "seconds", "entries/s", "RLC poll configured"],
+                  [[n, r["entries"], r["seconds"], f"{r['entries_per_s']:,}",
+                    r["poll_configured"]] for n, r in result["targets"].items()])
         return result
 
     if args.command == "pipeline":
@@ -393,6 +392,12 @@ async def _run(args, out: Output):
         async with targets.session(topo, selected) as connected:
             await drbs.add(connected, drb)
         out.note(f"DRB {drb.drb} added on {', '.join(c.name for c in selected)}")
+        if drb.has_poll_config:
+            shown = drb.as_dict()
+            numbering = [c.name for c in selected if rlc_poll.numbers_amd_pdus(c)]
+            out.note(f"RLC poll: pollPDU {shown['poll_pdu'] or rlc_poll.DEFAULT_POLL_PDU}, "
+                     f"pollByte {shown['poll_byte'] or rlc_poll.DEFAULT_POLL_BYTE} "
+                     f"(on {', '.join(numbering)})")
         return drb.as_dict()
 
     if cmd == ("drb", "del"):
