@@ -31,7 +31,7 @@ from __future__ import annotations
 from testbench.bench.dpdk import BenchError
 from testbench.bench.gnb_entries import BAAS_PORT
 from testbench.bench.offered_load import (DEFAULT_LOSS_SHARE, RESOLUTION_SHARE, WARMUP_S, Trial,
-                                          no_drop_rate, paced_setup, run_trial,
+                                          lcore_was_away, no_drop_rate, paced_setup, run_trial,
                                           unaccounted_beyond_in_flight)
 from testbench.bench.workloads import N_EXACT_ENTRIES, GnbFullDownlink, Settings
 
@@ -134,7 +134,13 @@ def measure(settings: Settings, cpu_model: str, host_p4_pps: float | None = None
                     "port": RADIO_PORT, "points": points},
         "testpmd_macswap_null_mpps": testpmd_pps / 1e6 if testpmd_pps else None,
         "unaccounted_beyond_in_flight": unaccounted_beyond_in_flight(trials),
-        "trials": [t.as_json() for t in trials],
+        "lossy_trials_lcore_away": {
+            "what": "trials that lost frames with the look of a descheduled lcore (max latency "
+                    "beyond the ring's fill time, p90 under a tenth of it) rather than of one "
+                    "too slow for the rate (offered_load.lcore_was_away)",
+            "rates_pps": [t.rate_pps for t in trials if t.lost and lcore_was_away(t)],
+            "of_lossy_trials": sum(1 for t in trials if t.lost)},
+        "trials": [{**t.as_json(), "lcore_away": lcore_was_away(t)} for t in trials],
     }
     if testpmd_pps:
         results["ratio_to_testpmd_macswap_null"] = {
@@ -155,6 +161,10 @@ def summary(results: dict) -> str:
         parts.append(f"saturated {ratio['saturated']:.1%} of testpmd macswap")
     parts.append("p99 " + ", ".join(f"{p['load_share']:.0%} {p['pattern']} {p['p99_us']:.1f} us"
                                     for p in results["latency"]["points"]))
+    away = results["lossy_trials_lcore_away"]
+    if away["rates_pps"]:
+        parts.append(f"{len(away['rates_pps'])} of {away['of_lossy_trials']} lossy trials look like "
+                     "a descheduled lcore")
     if results["unaccounted_beyond_in_flight"]:
         parts.append("FRAMES UNACCOUNTED (bench.json offered_load.unaccounted_beyond_in_flight)")
     return "; ".join(parts)

@@ -305,6 +305,18 @@ def _request(control: Path, request: dict) -> dict:
         raise BenchError(f"{request['cmd']} on {control}: {e}") from e
 
 
+def lcore_was_away(trial: Trial) -> bool:
+    """Whether the trial's loss looks like a lcore the machine descheduled
+    rather than one too slow: on some output port the max latency exceeds
+    the time the ring covers while p90 is under a tenth of it (a lcore too
+    slow for the rate keeps the ring full, and most frames wait about that
+    long)."""
+    fill = trial.detail.get("ring_fill_us")
+    return bool(fill) and any(
+        latency and latency["max_us"] > fill and latency["p90_us"] < fill / 10
+        for latency in trial.detail.get("latency", {}).values())
+
+
 def unaccounted_beyond_in_flight(trials: Iterable[Trial]) -> list[dict]:
     """Trials where more frames are unexplained than could be in flight at
     the window's edges: a frame lost without a counter (none expected)."""

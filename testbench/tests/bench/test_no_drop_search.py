@@ -1,14 +1,17 @@
-"""The no-drop rate search of testbench/bench/offered_load.py against
-simulated trials (no DPDK): the threshold found within the resolution,
-loss at every rate, none at any rate, noise above a failure, thresholds
-sharing trials; and a trial's window counts from two `stats` replies."""
+"""testbench/bench/offered_load.py without DPDK: the no-drop rate search
+against simulated trials (the threshold found within the resolution, loss
+at every rate, none at any rate, noise above a failure, thresholds sharing
+trials, the confirmation), a trial's window counts from two `stats`
+replies, a descheduled lcore told from a slow one, and a workload's
+command made paced."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
-from testbench.bench.offered_load import Trial, no_drop_rate, window_counts
+from testbench.bench.offered_load import Trial, lcore_was_away, no_drop_rate, window_counts
 
 SATURATED = 10_000_000.0
 
@@ -176,3 +179,64 @@ def test_window_counts_loss_where_it_happens():
     assert counts["delivered"] == {"1": 99_720, "2": 99_775}
     # arrivals - frames newly waiting in the ring - lost - delivered: in flight at the edges
     assert counts["unaccounted"] == {"1": 100_000 - 32 - 180 - 99_720, "2": 100_000 - 32 - 180 - 99_775}
+
+
+def test_a_descheduled_lcore_is_told_from_a_slow_one():
+    """1 Mpps into 1,024 descriptors: the ring covers 1,024 us. A 5 ms
+    absence shows in the max only; a lcore too slow keeps the ring full."""
+    def trial(p90_us, max_us):
+        return Trial(1e6, arrived=10**6, lost=1000,
+                     detail={"ring_fill_us": 1024.0,
+                             "latency": {"1": {"p90_us": p90_us, "max_us": max_us}, "2": None}})
+    assert lcore_was_away(trial(p90_us=0.6, max_us=5000))
+    assert not lcore_was_away(trial(p90_us=1000, max_us=1100))      # overloaded
+    assert not lcore_was_away(trial(p90_us=0.6, max_us=500))        # within the ring
+    assert not lcore_was_away(Trial(1e6, arrived=10, lost=1))
+
+
+class _Stub:
+    """What paced_setup reads of a prepared CompiledWorkload."""
+
+    def __init__(self, vdevs, options, entries=None):
+        self.name, self._vdevs, self._options, self._entries = "stub", vdevs, options, entries
+        self.compiled = type("Compiled", (), {"executable_path": "/x/prog"})()
+
+    def vdevs(self, settings):
+        return self._vdevs
+
+    def options(self, settings):
+        return self._options
+
+    def entries(self):
+        return self._entries
+
+
+SETTINGS = type("Settings", (), {"lcore": 1})()
+
+
+def test_paced_setup_from_an_rx_replay_workload():
+    from testbench.bench.offered_load import paced_setup
+    from testbench.bench.workloads import GNB_DOWNLINK_REPLAY_VDEVS, rx_replay_options
+    stub = _Stub(GNB_DOWNLINK_REPLAY_VDEVS, rx_replay_options(Path("/t/dl.pcap")), Path("/t/drbs.json"))
+    setup = paced_setup(stub, SETTINGS, output_ports=(1, 2))
+    assert setup.vdevs == ("net_null0,no-rx=1", "net_null1,no-rx=1", "net_null2,no-rx=1")
+    assert setup.pcap == Path("/t/dl.pcap")
+    assert setup.options == ("--entries", "/t/drbs.json")
+    assert setup.output_ports == (1, 2) and setup.lcore == 1
+
+
+def test_paced_setup_from_a_net_pcap_workload():
+    """net_pcap's port 0 becomes a net_null whose name the other ports do
+    not use already."""
+    from testbench.bench.offered_load import paced_setup
+    stub = _Stub(("net_pcap0,rx_pcap=/t/keys.pcap,infinite_rx=1", "net_null0,no-rx=1"), ())
+    setup = paced_setup(stub, SETTINGS)
+    assert setup.vdevs == ("net_null1,no-rx=1", "net_null0,no-rx=1")
+    assert setup.pcap == Path("/t/keys.pcap") and setup.options == ()
+
+
+def test_a_workload_without_a_pcap_cannot_be_paced():
+    from testbench.bench.dpdk import BenchError
+    from testbench.bench.offered_load import paced_setup
+    with pytest.raises(BenchError, match="nothing to pace"):
+        paced_setup(_Stub(("net_null0", "net_null1"), ()), SETTINGS)
