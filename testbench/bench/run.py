@@ -3,8 +3,9 @@ then the sections measured apart (offered_load: the gNB step 5's no-drop
 rate and latency by offered load, next to its saturated rate and
 testpmd's; baas: the buffering service on the same lcore, next to the gNB
 step 5's AM rate, and attached to host.p4's ring port on the other lcore;
-drb_load: gnbctl's DRB load; hybrid: the hybrid topology by offload percentage; p4runtime_write: the
-P4Runtime server's write rate; frontend_speed: the compiler's front end);
+drb_load: gnbctl's DRB load; hybrid: the hybrid topology by offload
+percentage; p4runtime_write: the P4Runtime server's write rate;
+frontend_speed: the compiler's front end);
 results printed and written to testbench/results/bench.{json,png},
 bench_latency.png, bench_baas.png and bench_hybrid.png.
 
