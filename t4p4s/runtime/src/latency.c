@@ -72,13 +72,20 @@ record_tx(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 	 * the globals, which the compiler would then load per frame */
 	const uint64_t flag = t4p4s_arrival_flag;
 	const int offset = t4p4s_arrival_offset;
+	uint64_t *buckets = t->h.buckets;
+	/* the burst's max in a register, stored once: a bucket's store
+	 * might alias h.max, which would be reloaded per frame */
+	uint64_t max = t->h.max;
 	uint64_t now = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {
 		if (!(pkts[i]->ol_flags & flag))
 			continue;
 		uint64_t arrival = *RTE_MBUF_DYNFIELD(pkts[i], offset, const uint64_t *);
-		t4p4s_latency_record(&t->h, now > arrival ? now - arrival : 0);
+		uint64_t cycles = now > arrival ? now - arrival : 0;
+		buckets[t4p4s_latency_bucket(cycles)]++;
+		max = cycles > max ? cycles : max;
 	}
+	t->h.max = max;
 	return n;
 }
 
