@@ -25,8 +25,16 @@ Measured, on the forwarding lcore, with the runtime's paced --rx-replay
 A trial is a fresh process (0.7 s to start with its 65,536 entries):
 WARMUP_S after it answers, then a window of WINDOW_SHARE of --duration
 (2 s by default), from counter deltas over the control socket; about 20
-trials, a minute and a half in all."""
+trials, a minute and a half in all. On a shared VM a lcore descheduled for
+a millisecond overflows the ring: the bench keeps its own process off the
+lcore's CPU during the trials, and a lossy trial with the look of such an
+absence (max latency beyond the ring's fill time, p90 small) is run again,
+up to AWAY_RETRIES times."""
 from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
 
 from testbench.bench.dpdk import BenchError
 from testbench.bench.gnb_entries import BAAS_PORT
@@ -41,6 +49,26 @@ LATENCY_LOADS = ((0.1, "constant"), (0.5, "constant"), (0.9, "constant"), (0.5, 
 PERCENTILES = ("p50_us", "p90_us", "p99_us", "p99_9_us", "max_us")
 RING = 1024                     # the runtime's default modelled rx ring
 WINDOW_SHARE = 0.4              # of --duration: a trial's measured window
+# a lossy trial whose loss looks like a descheduled lcore (offered_load.
+# lcore_was_away: the machine's doing, not the pipeline's) is run again, at
+# most this many times; the last attempt counts, every one is in "trials"
+AWAY_RETRIES = 2
+
+
+@contextlib.contextmanager
+def harness_away_from(lcore: int) -> Iterator[None]:
+    """This process (and the trials' processes it starts, whose EAL
+    control threads inherit the mask) off the forwarding lcore's CPU, so
+    that reading `stats` and starting trials do not preempt the lcore and
+    overflow its ring; the lcore thread pins itself (-l)."""
+    before = os.sched_getaffinity(0)
+    others = before - {lcore}
+    if others:
+        os.sched_setaffinity(0, others)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def share_key(share: float) -> str:
@@ -83,21 +111,26 @@ def measure(settings: Settings, cpu_model: str, host_p4_pps: float | None = None
     trials: list[Trial] = []
 
     def trial_at(rate: float, pattern: str = "constant") -> Trial:
-        trial = run_trial(setup, rate, window_s, work_dir, pattern=pattern, ring=RING,
-                          tsc_hz=settings.tsc_hz)
-        trials.append(trial)
+        for _ in range(1 + AWAY_RETRIES):
+            trial = run_trial(setup, rate, window_s, work_dir, pattern=pattern, ring=RING,
+                              tsc_hz=settings.tsc_hz)
+            trials.append(trial)
+            if not (trial.lost and lcore_was_away(trial)):
+                break
         return trial
 
     searches = {}
-    for share in LOSS_SHARES:
-        searches[share] = no_drop_rate(trial_at, saturated, loss_share=share,
-                                       earlier=list(trials), confirm=True)
+    with harness_away_from(settings.lcore):
+        for share in LOSS_SHARES:
+            searches[share] = no_drop_rate(trial_at, saturated, loss_share=share,
+                                           earlier=list(trials), confirm=True)
     reference = searches[DEFAULT_LOSS_SHARE].no_drop_pps
     if reference <= 0:
         raise BenchError(f"host.p4 lost more than {share_key(DEFAULT_LOSS_SHARE)} at every "
                          f"rate tried, down to {searches[DEFAULT_LOSS_SHARE].lowest_failing_pps:.0f} pps")
-    points = [_latency_point(trial_at(round(load * reference), pattern), load, reference)
-              for load, pattern in LATENCY_LOADS]
+    with harness_away_from(settings.lcore):
+        points = [_latency_point(trial_at(round(load * reference), pattern), load, reference)
+                  for load, pattern in LATENCY_LOADS]
     # the trial at the saturated rate: what the paced pipeline delivers when overloaded
     overloaded = next((t for t in trials if t.rate_pps == round(saturated)), None)
     results = {
@@ -137,7 +170,8 @@ def measure(settings: Settings, cpu_model: str, host_p4_pps: float | None = None
         "lossy_trials_lcore_away": {
             "what": "trials that lost frames with the look of a descheduled lcore (max latency "
                     "beyond the ring's fill time, p90 under a tenth of it) rather than of one "
-                    "too slow for the rate (offered_load.lcore_was_away)",
+                    "too slow for the rate (offered_load.lcore_was_away); each was run again, "
+                    f"up to {AWAY_RETRIES} times, the last attempt counting",
             "rates_pps": [t.rate_pps for t in trials if t.lost and lcore_was_away(t)],
             "of_lossy_trials": sum(1 for t in trials if t.lost)},
         "trials": [{**t.as_json(), "lcore_away": lcore_was_away(t)} for t in trials],
