@@ -145,6 +145,16 @@ def print_hybrid_table(hybrid: dict, console: Console) -> None:
     console.print(table)
 
 
+def _save(figure, path: Path, footnote: str) -> None:
+    """Writes FIGURE to PATH with FOOTNOTE in small print under it."""
+    import matplotlib.pyplot as plt
+    figure.text(0.01, 0.01, footnote, fontsize=7)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def write_hybrid_png(path: Path, hybrid: dict, machine: Machine) -> None:
     """Paper 001 Fig. 9's analog: one line per placement of the host
     processes, x the offload percentage, y the radio rate."""
@@ -168,12 +178,8 @@ def write_hybrid_png(path: Path, hybrid: dict, machine: Machine) -> None:
                    f"paper 001 Fig. 9: {paper['smartnic_alone_mpps']:g} Mpps SmartNIC alone, "
                    f"{paper['offload_100_percent_8_cores_mpps']:g} Mpps at 100% offload "
                    f"with 8 x86 cores", fontsize=9)
-    figure.text(0.01, 0.01, "saturated rate under an unbounded net_pcap replay (paper 001: no-drop "
-                "rate); per-process rates and drops in bench.json \"hybrid\"", fontsize=7)
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    _save(figure, path, "saturated rate under an unbounded net_pcap replay (paper 001: no-drop "
+                "rate); per-process rates and drops in bench.json \"hybrid\"")
 
 
 def write_baas_png(path: Path, baas: dict, machine: Machine) -> None:
@@ -220,13 +226,9 @@ def write_baas_png(path: Path, baas: dict, machine: Machine) -> None:
     axes.set_title(f"buffering service, 128 B PDUs, 65,536 DRBs, port and ring attachments"
                    f"\n{machine.cpu_model}, TSC "
                    f"{machine.tsc_hz / 1e9:.2f} GHz, DPDK {machine.dpdk_version}", fontsize=9)
-    figure.text(0.01, 0.01, f"memory per buffered PDU: {memory['bytes_per_buffered_pdu']} B "
+    _save(figure, path, f"memory per buffered PDU: {memory['bytes_per_buffered_pdu']} B "
                 f"(mbuf pool element {memory['pool_element_bytes']} B + {memory['slot_bytes']} B "
-                f"slot); details in bench.json \"baas\"", fontsize=7)
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+                f"slot); details in bench.json \"baas\"")
 
 
 _PERCENTILE_LABELS = {"p50_us": "p50", "p90_us": "p90", "p99_us": "p99", "p99_9_us": "p99.9",
@@ -309,9 +311,5 @@ def write_latency_png(path: Path, offered_load: dict, machine: Machine) -> None:
     figure.suptitle(f"host.p4 (gNB step 5, 65,536 DRBs) under offered load, one lcore, "
                     f"{offered_load['settings']['ring']}-descriptor modelled rx ring{reference}\n{machine.cpu_model}, TSC {machine.tsc_hz / 1e9:.2f} GHz, "
                     f"DPDK {machine.dpdk_version}", fontsize=9)
-    figure.text(0.01, 0.01, "paced --rx-replay with --latency in every trial; details in "
-                "bench.json \"offered_load\"", fontsize=7)
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    _save(figure, path, "paced --rx-replay with --latency in every trial; details in "
+                "bench.json \"offered_load\"")
