@@ -3,9 +3,11 @@ their P4Runtime servers (started by the p4runtime tests' start_target),
 gnbctl run as a subprocess on a topology file written per test."""
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "p4runtime"))
 from p4rt_client import Names, load_p4info  # noqa: E402
 from p4runtime.conftest import objects_build, start_target  # noqa: E402,F401
 
+from t4p4s.stf.veth import PortCapture, VethPorts  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[3]
 GNBCTL = REPO / "controller" / "bin" / "gnbctl"
 
@@ -23,6 +27,22 @@ GNBCTL = REPO / "controller" / "bin" / "gnbctl"
 @pytest.fixture(scope="session")
 def gnb_builds(compiled):
     return {role: compiled(REPO / "p4src" / f"{role}.p4") for role in ("nic", "host")}
+
+
+@contextlib.contextmanager
+def nic_on_veths(start_target, nic_build, n_ports: int) -> Iterator[tuple[object, PortCapture]]:
+    """(target, PortCapture): the NIC build with its first n_ports ports on
+    veth pairs (net_af_packet), the other ends captured; the veths and the
+    capture are gone afterwards."""
+    veths = VethPorts(n_ports)
+    capture = PortCapture(veths.pairs)
+    try:
+        yield start_target(vdevs=[f"net_af_packet{p},iface={pair.dp}"
+                                  for p, pair in enumerate(veths.pairs)],
+                           build=nic_build), capture
+    finally:
+        capture.close()
+        veths.close()
 
 
 def write_topology(path: Path, targets: list[dict], timeout: float = 5.0) -> Path:

@@ -13,38 +13,24 @@ import time
 import pytest
 from scapy.layers.l2 import Ether
 
-from conftest import write_topology
-from t4p4s.stf.veth import PortCapture, VethPorts
+from conftest import nic_on_veths, write_topology
+from t4p4s.stf.veth import PortCapture
 from testbench.gnb.frames import (POLL_INFINITY, DlDrb, DownlinkPacket, SequenceNumbers,
                                   expected_downlink)
 from testbench.gnb.layers import RlcAmData18
+from testbench.topology.traffic import generated_drb
 
 pytestmark = pytest.mark.dpdk
 N3, RADIO, BAAS = range(3)
 
 
-def generated_drb(i: int) -> DlDrb:
-    """DRB i as `gnbctl drb add I` makes it (the hybrid contract)."""
-    return DlDrb(teid=0x10000 + i, drb_index=i, ue_id=i, lcid=4, rlc_am=True, rlc_sn18=True,
-                 pdcp_sn18=True, default_qfi=9, ue_mac=f"02:00:00:00:00:{i:02x}")
-
-
 @pytest.fixture
 def nic(start_target, gnb_builds, tmp_path):
     """(topology, PortCapture): the NIC alone, its N3, radio and BaaS ports on veths."""
-    veths = VethPorts(3)
-    capture = PortCapture(veths.pairs)
-    try:
-        target = start_target(vdevs=[f"net_af_packet{p},iface={pair.dp}"
-                                     for p, pair in enumerate(veths.pairs)],
-                              build=gnb_builds["nic"])
-        topology = write_topology(tmp_path / "topology.toml", [
+    with nic_on_veths(start_target, gnb_builds["nic"], 3) as (target, capture):
+        yield write_topology(tmp_path / "topology.toml", [
             {"name": "nic0", "role": "nic", "address": target.address,
-             "p4info": gnb_builds["nic"].p4info_text_path}])
-        yield topology, capture
-    finally:
-        capture.close()
-        veths.close()
+             "p4info": gnb_builds["nic"].p4info_text_path}]), capture
 
 
 def send_and_receive(capture: PortCapture, packets: list[DownlinkPacket],

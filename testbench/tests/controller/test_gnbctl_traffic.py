@@ -9,61 +9,40 @@ import time
 
 import pytest
 
-from conftest import write_topology
-from t4p4s.stf.veth import PortCapture, VethPorts
-from testbench.gnb.frames import DlDrb, DownlinkPacket, SequenceNumbers, expected_downlink
+from conftest import nic_on_veths, write_topology
+from t4p4s.stf.veth import PortCapture
+from testbench.gnb.frames import DownlinkPacket, SequenceNumbers, expected_downlink
+from testbench.topology.traffic import generated_drb
 
 pytestmark = pytest.mark.dpdk
 N3, RADIO, BAAS, VF0, RETURN0 = range(5)
 N_DRBS = 8
 
 
-def generated_drb(i: int) -> DlDrb:
-    """DRB i as `gnbctl drb load --count N` makes it (the hybrid contract)."""
-    return DlDrb(teid=0x10000 + i, drb_index=i, ue_id=i, lcid=4, rlc_am=True, rlc_sn18=True,
-                 pdcp_sn18=True, default_qfi=9, ue_mac=f"02:00:00:00:00:{i:02x}")
-
-
-def _nic_on_veths(start_target, gnb_builds, tmp_path, host_address: str):
-    """(topology, PortCapture, VethPorts): the NIC with 5 ports on veths
-    (the VF pair is captured, not a host's), host0 at host_address."""
-    veths = VethPorts(5)
-    capture = PortCapture(veths.pairs)
-    try:
-        nic = start_target(vdevs=[f"net_af_packet{p},iface={pair.dp}"
-                                  for p, pair in enumerate(veths.pairs)],
-                           build=gnb_builds["nic"])
-    except BaseException:
-        capture.close()
-        veths.close()
-        raise
-    topology = write_topology(tmp_path / "topology.toml", [
+def _topology(tmp_path, nic, gnb_builds, host_address: str):
+    """The NIC (its VF pair captured, not a host's) and host0 at host_address."""
+    return write_topology(tmp_path / "topology.toml", [
         {"name": "nic0", "role": "nic", "address": nic.address,
          "p4info": gnb_builds["nic"].p4info_text_path},
         {"name": "host0", "role": "host", "address": host_address, "nic": "nic0", "vf": 0}])
-    return topology, capture, veths
 
 
 @pytest.fixture
 def live_nic(start_target, gnb_builds, tmp_path):
-    """(topology, PortCapture): the NIC on veths; host0 is a host process
-    that answers P4Runtime (gnbctl gives buckets only to live hosts)."""
+    """(topology, PortCapture): the NIC with 5 ports on veths; host0 is a
+    host process that answers P4Runtime (gnbctl gives buckets only to live
+    hosts)."""
     host = start_target(vdevs=["net_null0,no-rx=1", "net_null1,no-rx=1"],
                         build=gnb_builds["host"])
-    topology, capture, veths = _nic_on_veths(start_target, gnb_builds, tmp_path, host.address)
-    yield topology, capture
-    capture.close()
-    veths.close()
+    with nic_on_veths(start_target, gnb_builds["nic"], 5) as (nic, capture):
+        yield _topology(tmp_path, nic, gnb_builds, host.address), capture
 
 
 @pytest.fixture
 def nic_with_dead_host(start_target, gnb_builds, tmp_path):
     """(topology, PortCapture): the NIC on veths; nothing answers at host0's address."""
-    topology, capture, veths = _nic_on_veths(start_target, gnb_builds, tmp_path,
-                                             "127.0.0.1:1")
-    yield topology, capture
-    capture.close()
-    veths.close()
+    with nic_on_veths(start_target, gnb_builds["nic"], 5) as (nic, capture):
+        yield _topology(tmp_path, nic, gnb_builds, "127.0.0.1:1"), capture
 
 
 def receive(capture: PortCapture, port: int, count: int, timeout: float = 10.0):

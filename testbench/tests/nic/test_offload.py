@@ -16,15 +16,9 @@ from testbench.gnb.frames import (BAAS_PORT, N3_PORT, RADIO_PORT, DlDrb, Downlin
 from testbench.gnb.nic_entries import (HOSTS, OFFLOAD_BUCKETS, VF_BUCKETS, drb_entries,
                                        host_return_ports, offload_buckets, offload_by_ip_id,
                                        offload_ip_ids, to_host_port, vf_buckets_round_robin)
+from testbench.topology.traffic import generated_drb
 
 pytestmark = pytest.mark.dpdk
-
-
-def generated_drb(i: int) -> DlDrb:
-    """DRB i as `gnbctl drb load` makes it (the hybrid contract)."""
-    return DlDrb(teid=0x10000 + i, drb_index=i, ue_id=i, lcid=4, rlc_am=True, rlc_sn18=True,
-                 pdcp_sn18=True, default_qfi=9, ue_mac=f"02:00:00:00:{i >> 8 & 0xFF:02x}:"
-                                                       f"{i & 0xFF:02x}")
 
 
 def mixed_drb(i: int) -> DlDrb:
