@@ -87,7 +87,9 @@ def compile_cached(p4_path, cache_root=None, include_dirs=(), build=True,
     p4_path = Path(p4_path)
     if not p4_path.is_file():
         raise FileNotFoundError(f"{p4_path}: no such P4 program")
-    cache_root = Path(cache_root) if cache_root else DEFAULT_CACHE_ROOT
+    # absolute: the marker keeps the paths it returns, for callers in any
+    # working directory
+    cache_root = (Path(cache_root) if cache_root else DEFAULT_CACHE_ROOT).resolve()
     cache_root.mkdir(parents=True, exist_ok=True)
     key = f"{p4_path.stem}-{fingerprint(p4_path, include_dirs, build, variant)}"
     out_dir = cache_root / key

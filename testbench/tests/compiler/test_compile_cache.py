@@ -35,3 +35,16 @@ def test_editing_a_p4runtime_source_changes_the_fingerprint(tmp_path, monkeypatc
         assert compile_cache.fingerprint(program) != before, name
         source.write_bytes(original)
     assert compile_cache.fingerprint(program) == before
+
+
+def test_a_relative_cache_root_gives_absolute_paths(tmp_path, monkeypatch):
+    """The cache's marker keeps the paths it returns: given relative to one
+    working directory, a later caller elsewhere (gnbctl reading a topology
+    file's P4Info path) would not find them."""
+    monkeypatch.chdir(tmp_path)
+    first = compile_cache.compile_cached(EXAMPLE, Path("cache"), build=False)
+    monkeypatch.chdir(Path("/"))
+    again = compile_cache.compile_cached(EXAMPLE, tmp_path / "cache", build=False)
+    for build in (first, again):
+        assert build.p4info_text_path.is_absolute() and build.p4info_text_path.is_file()
+    assert again == first
