@@ -123,21 +123,16 @@ _PARSERS = {"rlc": str.lower, "ue_mac": parse_mac, "upf_mac": parse_mac,
 
 def parse_drb(values: dict[str, str]) -> Drb:
     parsed = {}
-    for name in CSV_COLUMNS:
+    for name in CSV_COLUMNS + POLL_COLUMNS:
         text = (values.get(name) or "").strip()
         if not text:
+            if name in POLL_COLUMNS:        # optional: the pipeline's default
+                continue
             raise ValueError(f"no value for {name}")
         try:
             parsed[name] = _PARSERS.get(name, parse_int)(text)
         except ValueError as e:
             raise ValueError(f"{name}: {e}") from None
-    for name in POLL_COLUMNS:
-        text = (values.get(name) or "").strip()
-        if text:
-            try:
-                parsed[name] = _PARSERS[name](text)
-            except ValueError as e:
-                raise ValueError(f"{name}: {e}") from None
     drb = Drb(**parsed)
     validate(drb)
     return drb

@@ -23,6 +23,7 @@ from controller.errors import MissingP4Object
 
 CONFIG_REGISTER = "rlc_poll_config"
 STATE_REGISTER = "rlc_poll_state"
+_REGISTERS = (STATE_REGISTER, CONFIG_REGISTER)    # each DRB's two updates, in this order
 INFINITY = 0xFFFF_FFFF          # a field of all ones: that trigger is off
 
 # TS 38.331 RLC-Config, PollPDU (in PDUs) and PollByte (in bytes: kB25 is
@@ -109,21 +110,12 @@ def _check(target, register: str) -> None:
         raise MissingP4Object(target.name, "register", register)
 
 
-def _writes(target, drb_index: int, config_cell: int) -> list:
-    """The configuration cell and a zeroed state cell of one DRB: counting
-    starts afresh whenever the configuration changes (a DRB added, or
-    deleted and its index reused)."""
-    for register in (CONFIG_REGISTER, STATE_REGISTER):
-        _check(target, register)
-    return [~fy.P4RegisterEntry(STATE_REGISTER, index=drb_index, data=0),
-            ~fy.P4RegisterEntry(CONFIG_REGISTER, index=drb_index, data=config_cell)]
-
-
 async def configure(target, drb_index: int, poll_pdu: int, poll_byte: int) -> None:
     """rlc_poll_config[drb_index] = (poll_pdu, poll_byte) (0: the default),
-    rlc_poll_state[drb_index] = 0, in one Write."""
-    await target.write(_writes(target, drb_index, cell(poll_pdu, poll_byte)),
-                       lambda u: f"DRB {drb_index} ({u.register_id}[{drb_index}])")
+    rlc_poll_state[drb_index] = 0, in one Write (the state first: counting
+    starts afresh whenever the configuration changes)."""
+    await target.write_raw(encoded_writes(target, [drb_index], [cell(poll_pdu, poll_byte)]), 2,
+                           lambda i: f"DRB {drb_index} ({_REGISTERS[i % 2]}[{drb_index}])")
 
 
 async def reset(target, drb_index: int) -> None:
@@ -142,12 +134,12 @@ def encoded_writes(target, indexes, config_cells) -> bytes:
     """The serialized updates (WriteRequest field 2, as Target.write_raw
     takes them) that configure each DRB index with its config cell and
     zero its state, state first; two updates per DRB."""
-    for register in (CONFIG_REGISTER, STATE_REGISTER):
+    for register in _REGISTERS:
         _check(target, register)
-    ids = {r: target.schema.registers[r].id for r in (CONFIG_REGISTER, STATE_REGISTER)}
+    ids = {r: target.schema.registers[r].id for r in _REGISTERS}
     request = p4r.WriteRequest()
     for index, value in zip(indexes, config_cells):
-        for register, data in ((STATE_REGISTER, 0), (CONFIG_REGISTER, int(value))):
+        for register, data in zip(_REGISTERS, (0, int(value))):
             entry = request.updates.add(type=p4r.Update.MODIFY).entity.register_entry
             entry.register_id = ids[register]
             entry.index.index = int(index)
