@@ -62,6 +62,8 @@ reset_if_asked(struct tx_latency *t)
 	__atomic_store_n(&t->reset_requested, false, __ATOMIC_RELEASE);
 }
 
+static void telemetry_init(void);
+
 static uint16_t
 record_tx(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 	  struct rte_mbuf **pkts, uint16_t n, void *arg)
@@ -174,6 +176,7 @@ t4p4s_latency_init(uint16_t n_ports, uint16_t n_txq, bool from_payload)
 	latency.n_ports = n_ports;
 	latency.n_txq = n_txq;
 	latency.from_payload = from_payload;
+	telemetry_init();
 	return 0;
 no_memory:
 	fprintf(stderr, "error: --latency: out of memory for the histograms\n");
@@ -295,8 +298,8 @@ telemetry_latency(const char *cmd __rte_unused, const char *params __rte_unused,
 	return 0;
 }
 
-void
-t4p4s_latency_telemetry_init(void)
+static void
+telemetry_init(void)
 {
 	rte_telemetry_register_cmd("/t4p4s/latency", telemetry_latency,
 		"t4p4s per-port latency percentiles in ns (--latency). No parameters");

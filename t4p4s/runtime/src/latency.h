@@ -10,7 +10,8 @@
 
 #include <jansson.h>
 
-/* Installs a tx callback on tx queues 0..N_TXQ-1 of every port 0..N_PORTS-1;
+/* Installs a tx callback on tx queues 0..N_TXQ-1 of every port 0..N_PORTS-1
+ * and the telemetry command /t4p4s/latency;
  * FROM_PAYLOAD: frames carry their stamp in their last octets too
  * (struct t4p4s_payload_stamp), read there when the mbuf has none, and
  * their numbers count loss and reordering per stream. -1 after printing
@@ -26,7 +27,5 @@ bool t4p4s_latency_enabled(void);
 
 /* Every histogram starts again (each at its queue's next transmission). */
 void t4p4s_latency_reset(void);
-
-void t4p4s_latency_telemetry_init(void);
 
 #endif

@@ -11,8 +11,6 @@
 #include <rte_telemetry.h>
 
 #include "control_internal.h"
-#include "latency.h"
-#include "options.h"
 #include "ring_port.h"
 #include "runtime.h"
 #include "rx_replay.h"
@@ -183,6 +181,4 @@ t4p4s_stats_telemetry_init(void)
 {
 	rte_telemetry_register_cmd("/t4p4s/stats", telemetry_stats,
 		"t4p4s runtime drops by reason and per-port rx/tx. No parameters");
-	if (t4p4s_rt.opts->latency)
-		t4p4s_latency_telemetry_init();
 }
