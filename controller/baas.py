@@ -1,13 +1,9 @@
 """The BaaS's gRPC API (baas/proto/baas.proto) from Python: the generated
 stubs and a client.
 
-The stubs are generated here, not committed: `stubs()` runs grpc_tools'
-protoc on baas/proto/baas.proto into build/python/baas/<hash>/ (the hash
-of the .proto and grpcio-tools' version, so an edited .proto gets new stubs)
-and imports them as `baas_pb2` and `baas_pb2_grpc`. Concurrent processes
-(pytest workers, two gnbctl) may generate at once: each writes into its own
-temporary directory and renames it into place; the first rename wins and
-the others' copies are removed.
+The stubs are generated at first use, not committed: `stubs()` is
+controller/grpc_stubs.py's for baas/proto/baas.proto (build/python/baas/<hash>/,
+imported as `baas_pb2` and `baas_pb2_grpc`).
 
 `Baas` is an asyncio client (grpc.aio). Its methods answer plain dicts and
 lists (the messages' fields by name; 64-bit counters stay integers, event
@@ -20,24 +16,17 @@ the BaaS answers UNAVAILABLE (an lcore did not answer, it is stopping);
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
-import importlib.metadata
-import importlib.util
-import os
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 from typing import AsyncIterator, NamedTuple
 
 import grpc
 
+from controller import grpc_stubs
 from controller.errors import GnbctlError, TargetUnreachable
+from controller.grpc_stubs import to_dict
 
 REPO = Path(__file__).resolve().parents[1]
 PROTO = REPO / "baas" / "proto" / "baas.proto"
-STUB_DIR = REPO / "build" / "python" / "baas"
 MAX_SNS = 262144                       # ListSns' bound (baas/grpc/service.h kMaxSns)
 DEFAULT_TIMEOUT_S = 5.0
 _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
@@ -47,63 +36,9 @@ _SERVER_UNAVAILABLE = ("an lcore did not answer", "the BaaS is stopping")
 
 # ---- stubs -------------------------------------------------------------------
 
-def _stub_directory() -> Path:
-    """build/python/baas/<hash>/ with baas_pb2.py and baas_pb2_grpc.py,
-    generated if not there yet."""
-    try:
-        tools = importlib.metadata.version("grpcio-tools")
-    except importlib.metadata.PackageNotFoundError:
-        raise GnbctlError("the BaaS client needs grpcio-tools (pip install grpcio-tools, "
-                          "see requirements.txt) to generate its stubs") from None
-    try:
-        proto = PROTO.read_bytes()
-    except OSError as e:
-        raise GnbctlError(f"cannot read {PROTO}: {e.strerror}") from None
-    digest = hashlib.sha256(proto + b"\0" + tools.encode()).hexdigest()[:16]
-    final = STUB_DIR / digest
-    if (final / "baas_pb2_grpc.py").is_file():
-        return final
-    STUB_DIR.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=STUB_DIR))
-    try:
-        from grpc_tools import protoc
-        well_known = importlib.util.find_spec("grpc_tools").submodule_search_locations[0]
-        status = protoc.main(["grpc_tools.protoc", f"-I{PROTO.parent}",
-                              f"-I{Path(well_known) / '_proto'}", f"--python_out={scratch}",
-                              f"--grpc_python_out={scratch}", str(PROTO)])
-        if status != 0:
-            raise GnbctlError(f"protoc failed on {PROTO} (status {status})")
-        os.chmod(scratch, 0o755)
-        try:
-            os.rename(scratch, final)
-        except OSError:
-            # another process renamed its copy first: same input, same stubs
-            if not (final / "baas_pb2_grpc.py").is_file():
-                raise
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return final
-
-
-def _import(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
-@functools.cache
 def stubs():
-    """(baas_pb2, baas_pb2_grpc), generated on first use."""
-    directory = _stub_directory()
-    # baas_pb2_grpc imports baas_pb2 by that name
-    pb2 = _import("baas_pb2", directory / "baas_pb2.py")
-    return pb2, _import("baas_pb2_grpc", directory / "baas_pb2_grpc.py")
+    """(baas_pb2, baas_pb2_grpc), generated on first use (controller/grpc_stubs.py)."""
+    return grpc_stubs.stubs(PROTO)
 
 
 # ---- keys and messages -------------------------------------------------------
@@ -131,25 +66,6 @@ class DrbKey(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.ue_id}:{self.lcid}"
-
-
-def to_dict(message) -> dict:
-    """A message's fields by name: maps as dicts, repeated fields as lists,
-    unset message fields as None, enums by name."""
-    out = {}
-    for field in message.DESCRIPTOR.fields:
-        value = getattr(message, field.name)
-        if field.message_type is not None and field.message_type.GetOptions().map_entry:
-            out[field.name] = dict(value)
-        elif field.is_repeated:
-            out[field.name] = [to_dict(v) if field.message_type else v for v in value]
-        elif field.message_type is not None:
-            out[field.name] = to_dict(value) if message.HasField(field.name) else None
-        elif field.enum_type is not None:
-            out[field.name] = field.enum_type.values_by_number[value].name
-        else:
-            out[field.name] = value
-    return out
 
 
 CONFIG_FIELDS = ("t_poll_retransmit_ms", "max_retx_threshold", "drb_max_pdus", "max_pdus")
