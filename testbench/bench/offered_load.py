@@ -238,22 +238,25 @@ def window_counts(first: dict, second: dict, output_ports: tuple[int, ...]) -> d
 
 
 def _command(setup: PacedSetup, rate_pps: float, pattern: str, ring: int | None, control: Path,
-             lifetime_s: int) -> list[str]:
+             lifetime_s: int, governor: tuple[str, ...] = ("busy",)) -> list[str]:
     source = f"0:{setup.pcap},rate={rate_pps:.0f},pattern={pattern}"
     if ring is not None:
         source += f",ring={ring}"
     # --duration: a safety net only, the run is killed once its window is read
     return [str(setup.executable), *Eal(lcores=str(setup.lcore), vdevs=setup.vdevs,
                                         purpose="offered-load").args(), "--",
-            "--governor", "busy", "--duration", str(lifetime_s), "--rx-replay", source,
+            "--governor", *governor, "--duration", str(lifetime_s), "--rx-replay", source,
             "--latency", "--control", str(control), *setup.options]
 
 
 def run_trial(setup: PacedSetup, rate_pps: float, window_s: float, work_dir: Path,
               pattern: str = "constant", ring: int | None = None, tsc_hz: float | None = None,
-              warmup_s: float = WARMUP_S) -> Trial:
+              warmup_s: float = WARMUP_S, governor: tuple[str, ...] = ("busy",)) -> Trial:
     """One trial: the setup's executable offered `rate_pps`, measured over
-    `window_s` after `warmup_s`; latency per output port over the window."""
+    `window_s` after `warmup_s`; latency per output port over the window.
+    governor: the --governor mode and any further options (e.g.
+    "--power-thresholds", "..."); the lcore's power figures over the
+    window are in detail["power"]."""
     if pattern not in PATTERNS:
         raise ValueError(f"pattern {pattern!r}: not one of {PATTERNS}")
     work_dir = work_dir / f"{setup.name}.{rate_pps:.0f}.{pattern}.{next(_runs)}"
@@ -262,7 +265,7 @@ def run_trial(setup: PacedSetup, rate_pps: float, window_s: float, work_dir: Pat
     control.unlink(missing_ok=True)
     log = work_dir / "run.log"
     lifetime = math.ceil(warmup_s + window_s) + STARTUP_ALLOWANCE_S
-    command = _command(setup, rate_pps, pattern, ring, control, lifetime)
+    command = _command(setup, rate_pps, pattern, ring, control, lifetime, governor)
     with running(command, log) as process:
         wait_ready(control, process, time.monotonic() + STARTUP_ALLOWANCE_S, what=setup.name)
         time.sleep(warmup_s)
@@ -286,11 +289,36 @@ def run_trial(setup: PacedSetup, rate_pps: float, window_s: float, work_dir: Pat
         "ring_fill_us": _port(second, 0)["rx_replay"]["ring"] / rate_pps * 1e6,
         **{k: v for k, v in counts.items() if k not in ("arrived", "lost")},
         "latency": latency,
+        "power": power_window(first, second, seconds),
         "command": " ".join(command),
     }
     if tsc_hz:
         detail["cycles_per_arrival"] = tsc_hz * seconds / counts["arrived"] if counts["arrived"] else None
     return Trial(rate_pps=rate_pps, arrived=counts["arrived"], lost=counts["lost"], detail=detail)
+
+
+POWER_TIMES = ("cpu_time_ns", "busy_ns", "work_ns", "poll_ns", "paused_ns", "asleep_ns")
+POWER_COUNTS = ("pauses", "sleeps", "naps", "interrupt_wakeups", "pstate_transitions")
+
+
+def power_window(first: dict, second: dict, seconds: float) -> dict | None:
+    """The first forwarding lcore's governor figures between two `stats`
+    replies: shares of the window (CPU time, busy, paused, asleep, each
+    P-state's residency) and counts; None from a runtime without them."""
+    try:
+        a, b = first["lcores"][0]["power"], second["lcores"][0]["power"]
+    except (KeyError, IndexError):
+        return None
+    window_ns = seconds * 1e9
+    residency = [(y - x) / window_ns for x, y in zip(a["pstate_residency_ns"], b["pstate_residency_ns"])]
+    return {
+        "mode": b["mode"],
+        **{key.replace("_ns", "_share"): (b[key] - a[key]) / window_ns for key in POWER_TIMES},
+        **{key: b[key] - a[key] for key in POWER_COUNTS},
+        "pstate_end": b["pstate"],
+        "freq_mhz_end": b["freq_mhz"],
+        "pstate_residency_share": residency,
+    }
 
 
 def _request(control: Path, request: dict) -> dict:

@@ -16,6 +16,7 @@
 #include <t4p4s/pipeline.h>
 
 #include "control_internal.h"
+#include "power_stats.h"
 
 #define MAX_VALUE_BYTES 64   /* 512-bit fields and parameters */
 
@@ -764,6 +765,35 @@ cmd_stall(struct request *rq, json_t *cmd)
 	return ok_reply();
 }
 
+/* {"cmd": "power"}: the governor's backends and every lcore's state */
+static json_t *
+cmd_power(struct request *rq __rte_unused, json_t *cmd __rte_unused)
+{
+	return t4p4s_power_json();
+}
+
+/* {"cmd": "power_mode", "mode": M[, "lcore": L]} */
+static json_t *
+cmd_power_mode(struct request *rq, json_t *cmd)
+{
+	char err[320];
+	json_t *reply = t4p4s_power_mode_command(cmd, err, sizeof(err));
+	if (reply == NULL)
+		set_error(rq, "EINVAL", "%s", err);
+	return reply;
+}
+
+/* {"cmd": "power_thresholds", "thresholds": {NAME: N, ...}[, "lcore": L]} */
+static json_t *
+cmd_power_thresholds(struct request *rq, json_t *cmd)
+{
+	char err[320];
+	json_t *reply = t4p4s_power_thresholds_command(cmd, err, sizeof(err));
+	if (reply == NULL)
+		set_error(rq, "EINVAL", "%s", err);
+	return reply;
+}
+
 static const struct {
 	const char *name;
 	json_t *(*run)(struct request *rq, json_t *cmd);
@@ -785,6 +815,9 @@ static const struct {
 	{ "ping", cmd_ping },
 	{ "latency_reset", cmd_latency_reset },
 	{ "stall", cmd_stall },
+	{ "power", cmd_power },
+	{ "power_mode", cmd_power_mode },
+	{ "power_thresholds", cmd_power_thresholds },
 };
 
 json_t *

@@ -1,46 +1,151 @@
-/* The power-governor decision point: every lcore calls
- * t4p4s_governor_after_round() once after each poll round with what the
- * round received. A later issue replaces the `nap` policy with paper 000's
- * Algorithm 1; everything it needs (per-round packets, time, queue
- * statistics in struct t4p4s_lcore) is available here. */
+/* The power governor: every lcore calls t4p4s_governor_after_round() once
+ * after each poll round with what each of its rx queues received, and
+ * t4p4s_governor_tick() once per check period (a millisecond). Modes:
+ *
+ *   busy          poll without pause (the baseline)
+ *   nap           sleep 100 us after 1,024 empty rounds in a row (what the
+ *                 tests' and the demo's many processes on 2 vCPUs run)
+ *   adaptive      paper 000's Algorithm 1 per rx queue and lcore, plus DPDK
+ *                 l3fwd-power's step-down every stepdown_period_ms
+ *   proportional  naps sized from the measured arrival rate and the rx
+ *                 ring's headroom within a latency budget, after lowering
+ *                 the P-state as far as the load allows (paper 002)
+ *   pmgmt-pause, pmgmt-monitor, pmgmt-scale
+ *                 DPDK's rte_power_ethdev_pmgmt on every rx queue, enabled
+ *                 before the ports start; the loop then polls as in busy
+ *
+ * The decisions are power_policy.c's; the backends (P-states, pause,
+ * sleep) power_backend.c's; the statistics, telemetry and control
+ * commands power_stats.c's. Every lcore owns its governor state; the
+ * control thread reads its counters and hands it new modes and thresholds
+ * through a lock the lcore only ever try-locks. */
 #ifndef T4P4S_GOVERNOR_H
 #define T4P4S_GOVERNOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
+
+#include <rte_spinlock.h>
+
+#include "power_policy.h"
 
 enum t4p4s_governor_policy {
-	T4P4S_GOVERNOR_BUSY,   /* pure polling */
-	T4P4S_GOVERNOR_NAP,    /* sleep briefly after many empty rounds */
+	T4P4S_GOVERNOR_BUSY,
+	T4P4S_GOVERNOR_NAP,
+	T4P4S_GOVERNOR_ADAPTIVE,
+	T4P4S_GOVERNOR_PROPORTIONAL,
+	T4P4S_GOVERNOR_PMGMT_PAUSE,
+	T4P4S_GOVERNOR_PMGMT_MONITOR,
+	T4P4S_GOVERNOR_PMGMT_SCALE,
+	T4P4S_GOVERNOR_POLICIES
+};
+
+#define T4P4S_MAX_PSTATES 32
+
+/* What the control thread asks of a lcore; applied by the lcore within a
+ * check period. */
+struct t4p4s_governor_request {
+	rte_spinlock_t lock;
+	uint64_t generation;             /* bumped by every request */
+	enum t4p4s_governor_policy policy;
+	struct t4p4s_power_thresholds thresholds;
+};
+
+/* Where a queue's fill after a poll is read (Algorithm 1's "READ
+ * rxq_packet_cnt"). */
+enum t4p4s_queue_fill {
+	T4P4S_FILL_REPLAY,    /* a paced --rx-replay's modelled ring */
+	T4P4S_FILL_ETHDEV,    /* rte_eth_rx_queue_count */
+	T4P4S_FILL_BURST,     /* the PMD cannot count (-ENOTSUP): what the burst received */
+};
+
+struct t4p4s_governor_queue {
+	struct t4p4s_alg1_queue alg1;
+	enum t4p4s_queue_fill fill;
 };
 
 struct t4p4s_governor {
+	/* the lcore's own, read per round */
 	enum t4p4s_governor_policy policy;
-	uint32_t empty_rounds;
-	uint64_t naps;
+	struct t4p4s_power_thresholds th;
+	uint64_t last_tsc;               /* end of the previous round (after any idle) */
+	uint32_t empty_rounds;           /* nap */
+	struct t4p4s_governor_queue *queues;   /* one per rx queue, from start */
+	struct t4p4s_proportional prop;
+	uint64_t overshoot_ns;           /* proportional: how much naps oversleep, EWMA */
+	uint32_t ring_min;               /* the smallest rx ring of the lcore's queues */
+	bool rx_intr;                    /* every queue of the lcore wakes it by interrupt */
+	uint64_t next_period_tsc;
+
+	/* counters: written by the lcore only, read by the control thread */
+	uint64_t work_tsc;               /* rounds that received packets */
+	uint64_t poll_tsc;               /* rounds that received none */
+	uint64_t pause_tsc, sleep_tsc;
+	uint64_t pauses, sleeps, naps, interrupt_wakeups;
+	unsigned pstate;
+	uint64_t pstate_transitions;
+	uint64_t pstate_since_tsc;
+	uint64_t pstate_tsc[T4P4S_MAX_PSTATES];
+	/* the period's start, for the step-down and the proportional step */
+	uint64_t period_idle_tsc, period_work_tsc, period_packets, period_polls;
+
+	/* the thread, for its CPU time */
+	int tid;
+	clockid_t cpu_clock;
+	bool started;
+
+	uint64_t applied_generation;
+	struct t4p4s_governor_request request;
 };
 
 struct t4p4s_lcore;
 
+/* NAME of a mode; -1 for an unknown one. */
 int t4p4s_governor_parse(const char *name, enum t4p4s_governor_policy *out);
-void t4p4s_governor_init(struct t4p4s_governor *g,
-			 enum t4p4s_governor_policy policy);
-/* Slow path of the nap policy, out of line. */
-void t4p4s_governor_nap(struct t4p4s_lcore *lc);
+const char *t4p4s_governor_name(enum t4p4s_governor_policy policy);
+static inline bool
+t4p4s_governor_is_pmgmt(enum t4p4s_governor_policy p)
+{
+	return p >= T4P4S_GOVERNOR_PMGMT_PAUSE && p <= T4P4S_GOVERNOR_PMGMT_SCALE;
+}
 
-#define T4P4S_NAP_AFTER_EMPTY_ROUNDS 1024
+void t4p4s_governor_init(struct t4p4s_governor *g, enum t4p4s_governor_policy policy,
+			 const struct t4p4s_power_thresholds *th);
+/* Before the ports start: DPDK's pmgmt on every rx queue in a pmgmt mode,
+ * the rings' sizes. -1 after printing why. */
+int t4p4s_governor_ports_ready(void);
+/* After the ports stopped: pmgmt off again. */
+void t4p4s_governor_ports_stopped(void);
+/* On the lcore, before its first poll. */
+void t4p4s_governor_start(struct t4p4s_lcore *lc);
+/* Once per check period, on the lcore: requests, the step-down and the
+ * proportional step. */
+void t4p4s_governor_tick(struct t4p4s_lcore *lc, uint64_t now);
+/* The slow path of after_round: every mode that may idle. Returns the TSC
+ * after the idle. */
+uint64_t t4p4s_governor_decide(struct t4p4s_lcore *lc, const unsigned *received,
+			       unsigned round, uint64_t now);
+
+/* The control thread's requests (power_stats.c); LCORE_INDEX -1: all.
+ * -1 with why in ERR. */
+int t4p4s_governor_request_policy(int lcore_index, enum t4p4s_governor_policy policy,
+				  char *err, size_t err_len);
+int t4p4s_governor_request_thresholds(int lcore_index, const struct t4p4s_power_thresholds *th);
 
 static inline void
 t4p4s_governor_after_round(struct t4p4s_governor *g, struct t4p4s_lcore *lc,
-			   unsigned rx_packets)
+			   const unsigned *received, unsigned round, uint64_t now)
 {
-	if (g->policy == T4P4S_GOVERNOR_BUSY)
+	uint64_t spent = now - g->last_tsc;
+	if (round != 0)
+		g->work_tsc += spent;
+	else
+		g->poll_tsc += spent;
+	g->last_tsc = now;
+	if (g->policy == T4P4S_GOVERNOR_BUSY || t4p4s_governor_is_pmgmt(g->policy))
 		return;
-	if (rx_packets != 0) {
-		g->empty_rounds = 0;
-		return;
-	}
-	if (++g->empty_rounds >= T4P4S_NAP_AFTER_EMPTY_ROUNDS)
-		t4p4s_governor_nap(lc);
+	g->last_tsc = t4p4s_governor_decide(lc, received, round, now);
 }
 
 #endif

@@ -2,7 +2,8 @@
  * the packets, run the pipeline on the burst (each packet ends in a
  * buffered per-port tx),
  * flush every tx buffer once per round, then per-round bookkeeping: queue
- * statistics, the RCU quiescent state, the governor. Nothing per packet is
+ * statistics, the RCU quiescent state, the governor (governor.h: it may
+ * pause or sleep the lcore here). Nothing per packet is
  * atomic or shared with other lcores. */
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -127,6 +128,7 @@ t4p4s_lcore_main(void *unused __rte_unused)
 
 	rte_rcu_qsbr_thread_register(t4p4s_rt.rcu, lc->index);
 	rte_rcu_qsbr_thread_online(t4p4s_rt.rcu, lc->index);
+	t4p4s_governor_start(lc);
 
 	while (likely(!t4p4s_rt.quit)) {
 		unsigned round = 0;
@@ -156,8 +158,9 @@ t4p4s_lcore_main(void *unused __rte_unused)
 			if (lc->index == 0)
 				check_exit(now);
 			stall_if_asked(lc);
+			t4p4s_governor_tick(lc, now);
 		}
-		t4p4s_governor_after_round(&lc->governor, lc, round);
+		t4p4s_governor_after_round(&lc->governor, lc, got, round, now);
 	}
 
 	t4p4s_lcore_flush_tx(lc);

@@ -16,6 +16,8 @@
 #include "eal_cleanup.h"
 #include "lifecycle.h"
 #include "options.h"
+#include "power_backend.h"
+#include "power_stats.h"
 #include "p4runtime_server.h"
 #include "ports.h"
 #include "rcu.h"
@@ -42,7 +44,7 @@ create_lcores(void)
 						sizeof(uint64_t), RTE_CACHE_LINE_SIZE);
 		if (lc->parser_errors == NULL)
 			return -1;
-		t4p4s_governor_init(&lc->governor, options.governor);
+		t4p4s_governor_init(&lc->governor, options.governor, &options.power_thresholds);
 		t4p4s_rt.lcores[w] = lc;
 		t4p4s_rt.worker_of_lcore[lcore] = (int)w;
 		w++;
@@ -86,6 +88,7 @@ start_objects_and_servers(void)
 	    t4p4s_control_load_entries(options.entries_path) != 0)
 		return -1;
 	t4p4s_stats_telemetry_init();
+	t4p4s_power_telemetry_init();
 	if (options.p4runtime_address != NULL &&
 	    t4p4s_p4runtime_start(options.p4runtime_address,
 				  options.device_id) != 0)
@@ -131,6 +134,7 @@ t4p4s_runtime_stop(bool write_stats)
 		status = 1;
 	if (t4p4s_rt.n_ports > 0)
 		t4p4s_ports_stop();
+	t4p4s_power_backends_fini();
 	t4p4s_tables_fini();
 	t4p4s_registers_fini();
 	t4p4s_rcu_fini();

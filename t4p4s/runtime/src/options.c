@@ -22,7 +22,13 @@ usage(const char *prog)
 		"                      (after at least one packet)\n"
 		"  --duration S        exit after S seconds\n"
 		"  --burst N           rx burst size, 1..%d (default 32)\n"
-		"  --governor POLICY   busy (default) or nap\n"
+		"  --governor MODE     busy (default), nap, adaptive (paper 000's Algorithm 1\n"
+		"                      and l3fwd-power's step-down), proportional (naps\n"
+		"                      sized from the arrival rate within a latency budget),\n"
+		"                      pmgmt-pause, pmgmt-monitor or pmgmt-scale (DPDK's\n"
+		"                      rte_power_ethdev_pmgmt); all but pmgmt-* can change live\n"
+		"  --power-thresholds NAME=VALUE[,NAME=VALUE...]\n"
+		"                      the governor's thresholds (docs/architecture.md)\n"
 		"  --mbufs N           extra mbufs in the pool (net_pcap infinite_rx\n"
 		"                      keeps a copy of its whole pcap in mbufs)\n"
 		"  --log-msg           print log_msg() output\n"
@@ -74,7 +80,7 @@ usage(const char *prog)
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
        OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG,
-       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_LATENCY, OPT_REGISTERS_FILE, OPT_RING_PORT, OPT_HELP };
+       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_LATENCY, OPT_REGISTERS_FILE, OPT_RING_PORT, OPT_POWER_THRESHOLDS, OPT_HELP };
 
 int
 t4p4s_options_parse(int argc, char **argv, const char *prog,
@@ -96,6 +102,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "latency", optional_argument, NULL, OPT_LATENCY },
 		{ "registers-file", required_argument, NULL, OPT_REGISTERS_FILE },
 		{ "ring-port", required_argument, NULL, OPT_RING_PORT },
+		{ "power-thresholds", required_argument, NULL, OPT_POWER_THRESHOLDS },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -104,6 +111,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 	memset(out, 0, sizeof(*out));
 	out->burst = 32;
 	out->governor = T4P4S_GOVERNOR_BUSY;
+	t4p4s_power_thresholds_default(&out->power_thresholds);
 	out->device_id = 1;
 
 	/* argv[0] is EAL's last consumed argument (or the program name) */
@@ -140,11 +148,21 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 			break;
 		case OPT_GOVERNOR:
 			if (t4p4s_governor_parse(optarg, &out->governor) < 0) {
-				fprintf(stderr, "error: --governor: unknown policy '%s' (busy or nap)\n",
-					optarg);
+				fprintf(stderr, "error: --governor: unknown mode '%s' (busy, nap, "
+					"adaptive, proportional, pmgmt-pause, pmgmt-monitor or "
+					"pmgmt-scale)\n", optarg);
 				goto bad;
 			}
 			break;
+		case OPT_POWER_THRESHOLDS: {
+			char err[160];
+			if (t4p4s_power_thresholds_parse(&out->power_thresholds, optarg, err,
+							 sizeof(err)) != 0) {
+				fprintf(stderr, "error: --power-thresholds: %s\n", err);
+				goto bad;
+			}
+			break;
+		}
 		case OPT_MBUFS:
 			if (t4p4s_option_number("--mbufs", optarg, 0, 1 << 24, &v) < 0)
 				goto bad;

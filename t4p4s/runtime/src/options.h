@@ -19,6 +19,7 @@ struct t4p4s_options {
 	unsigned burst;
 	unsigned extra_mbufs;        /* --mbufs: added to the computed pool size */
 	enum t4p4s_governor_policy governor;
+	struct t4p4s_power_thresholds power_thresholds;   /* --power-thresholds */
 	bool log_msg;
 	const char *p4runtime_address;  /* --p4runtime [ADDR:]PORT, or NULL */
 	uint64_t device_id;             /* --device-id (P4Runtime), default 1 */

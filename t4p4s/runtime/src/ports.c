@@ -18,6 +18,7 @@
 #include "latency.h"
 #include "options.h"
 #include "ports.h"
+#include "power_backend.h"
 #include "ring_port.h"
 #include "rx_replay.h"
 #include "runtime.h"
@@ -135,6 +136,10 @@ configure_port(uint16_t port, uint16_t *nb_rxq, uint32_t *max_frame)
 
 	struct rte_eth_conf conf;
 	memset(&conf, 0, sizeof(conf));
+	/* a governor that sleeps waits for these (power_backend.h) */
+	t4p4s_rt.rx_intr[port] = t4p4s_rt.opts->governor != T4P4S_GOVERNOR_BUSY &&
+				 t4p4s_power_port_has_rx_intr(info.driver_name);
+	conf.intr_conf.rxq = t4p4s_rt.rx_intr[port];
 	uint64_t rss = info.flow_type_rss_offloads &
 		       (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
 	if (*nb_rxq > 1 && rss != 0) {
@@ -149,6 +154,7 @@ configure_port(uint16_t port, uint16_t *nb_rxq, uint32_t *max_frame)
 	}
 	uint16_t nb_rxd = RX_DESC, nb_txd = TX_DESC;
 	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+	t4p4s_rt.rx_desc[port] = nb_rxd;
 	int socket = rte_eth_dev_socket_id(port);
 	for (uint16_t q = 0; q < *nb_rxq; q++) {
 		ret = rte_eth_rx_queue_setup(port, q, nb_rxd, socket, NULL,
@@ -260,6 +266,8 @@ t4p4s_ports_init(void)
 			return -1;
 		}
 	}
+	if (t4p4s_governor_ports_ready() != 0)
+		return -1;
 	RTE_ETH_FOREACH_DEV(port) {
 		int ret = rte_eth_dev_start(port);
 		if (ret != 0) {
@@ -277,8 +285,10 @@ void
 t4p4s_ports_stop(void)
 {
 	uint16_t port;
-	RTE_ETH_FOREACH_DEV(port) {
+	RTE_ETH_FOREACH_DEV(port)
 		rte_eth_dev_stop(port);
+	/* DPDK's pmgmt lets go of stopped queues only */
+	t4p4s_governor_ports_stopped();
+	RTE_ETH_FOREACH_DEV(port)
 		rte_eth_dev_close(port);
-	}
 }

@@ -69,6 +69,8 @@ struct t4p4s_runtime {
 	struct rte_rcu_qsbr *rcu;
 	volatile bool quit;
 	uint64_t start_tsc;
+	uint16_t rx_desc[RTE_MAX_ETHPORTS];         /* each port's rx ring size */
+	bool rx_intr[RTE_MAX_ETHPORTS];             /* its rx interrupts are armed */
 };
 
 extern struct t4p4s_runtime t4p4s_rt;

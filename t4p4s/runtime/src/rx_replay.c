@@ -400,3 +400,17 @@ t4p4s_rx_replay_counters(uint16_t port, struct t4p4s_rx_replay_counters *out)
 	}
 	return true;
 }
+
+uint32_t
+t4p4s_rx_replay_ring_size(uint16_t port)
+{
+	if (port >= RTE_MAX_ETHPORTS || replays[port].cursors == NULL)
+		return 0;
+	return replays[port].options.rate == 0 ? 0 : replays[port].options.ring;
+}
+
+uint32_t
+t4p4s_rx_replay_waiting(uint16_t port, uint16_t queue)
+{
+	return replays[port].cursors[queue]->arrivals.count;
+}

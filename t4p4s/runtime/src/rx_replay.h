@@ -30,4 +30,11 @@ struct t4p4s_rx_replay_counters {
 /* Sums over the port's queues; false when the port has no replay. */
 bool t4p4s_rx_replay_counters(uint16_t port, struct t4p4s_rx_replay_counters *out);
 
+/* A paced replay's modelled rx ring on PORT: its size (0: the port has
+ * none), and the frames waiting in QUEUE's after its last poll (for the
+ * governor, on the lcore that polls it; what rte_eth_rx_queue_count
+ * answers for a NIC's ring). */
+uint32_t t4p4s_rx_replay_ring_size(uint16_t port);
+uint32_t t4p4s_rx_replay_waiting(uint16_t port, uint16_t queue);
+
 #endif

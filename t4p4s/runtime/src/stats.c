@@ -12,6 +12,7 @@
 
 #include "control_internal.h"
 #include "ring_port.h"
+#include "power_stats.h"
 #include "runtime.h"
 #include "rx_replay.h"
 
@@ -130,9 +131,10 @@ t4p4s_stats_json(void)
 				"packets", (json_int_t)s->packets,
 				"burst_histogram", hist));
 		}
-		json_array_append_new(lcores, json_pack("{s:i, s:o, s:I}",
+		json_array_append_new(lcores, json_pack("{s:i, s:o, s:I, s:o}",
 			"lcore", lc->lcore_id, "queues", queues,
-			"naps", (json_int_t)lc->governor.naps));
+			"naps", (json_int_t)lc->governor.naps,
+			"power", t4p4s_power_lcore_json(lc)));
 	}
 	return json_pack("{s:b, s:o, s:o, s:o, s:o, s:o}", "ok", 1, "ports", ports,
 			 "drops", drops, "parser_errors", errors,

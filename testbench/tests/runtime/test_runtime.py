@@ -408,7 +408,10 @@ def test_entries_errors_are_fatal_and_clear(binary, tmp_path):
     (["--bogus"], "unknown option"),
     (["--burst", "0"], "--burst"),
     (["--burst", "x"], "--burst"),
-    (["--governor", "turbo"], "unknown policy"),
+    (["--governor", "turbo"], "unknown mode"),
+    (["--power-thresholds", "idle_short_us=x"], "not a whole number"),
+    (["--power-thresholds", "trend_limit=0"], "out of range 1..100000000"),
+    (["--power-thresholds", "warp=1"], "unknown power threshold 'warp'"),
     (["--exit-on-idle"], "needs a value"),
     (["extra"], "unexpected argument"),
 ])

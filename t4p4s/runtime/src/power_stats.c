@@ -1,0 +1,264 @@
+/* The governor's state for the control socket, the statistics and DPDK
+ * telemetry (power_stats.h). The lcores write their counters without
+ * atomics; each is one aligned 64-bit word, read whole here. */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_telemetry.h>
+
+#include "options.h"
+#include "power_backend.h"
+#include "power_stats.h"
+#include "runtime.h"
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static uint64_t
+ns(uint64_t tsc)
+{
+	return (uint64_t)((double)tsc * 1e9 / (double)rte_get_tsc_hz());
+}
+
+/* One lcore's figures, the same for JSON and telemetry. */
+struct lcore_power {
+	const char *mode;
+	int tid;
+	unsigned pstate;
+	uint64_t transitions, work_ns, poll_ns, paused_ns, asleep_ns;
+	uint64_t pauses, sleeps, naps, interrupt_wakeups, cpu_time_ns;
+	uint64_t polls, empty_polls, packets;
+	uint64_t residency_ns[T4P4S_MAX_PSTATES];
+};
+
+static void
+lcore_power(const struct t4p4s_lcore *lc, struct lcore_power *out)
+{
+	const struct t4p4s_governor *g = &lc->governor;
+	memset(out, 0, sizeof(*out));
+	out->mode = t4p4s_governor_name(LOAD(g->policy));
+	if (!__atomic_load_n(&g->started, __ATOMIC_ACQUIRE))
+		return;
+	out->tid = g->tid;
+	out->pstate = LOAD(g->pstate);
+	out->transitions = LOAD(g->pstate_transitions);
+	out->work_ns = ns(LOAD(g->work_tsc));
+	out->poll_ns = ns(LOAD(g->poll_tsc));
+	out->paused_ns = ns(LOAD(g->pause_tsc));
+	out->asleep_ns = ns(LOAD(g->sleep_tsc));
+	out->pauses = LOAD(g->pauses);
+	out->sleeps = LOAD(g->sleeps);
+	out->naps = LOAD(g->naps);
+	out->interrupt_wakeups = LOAD(g->interrupt_wakeups);
+	struct timespec ts;
+	if (clock_gettime(g->cpu_clock, &ts) == 0)
+		out->cpu_time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	for (unsigned q = 0; q < lc->n_rx; q++) {
+		out->polls += LOAD(lc->qstats[q].polls);
+		out->empty_polls += LOAD(lc->qstats[q].empty_polls);
+		out->packets += LOAD(lc->qstats[q].packets);
+	}
+	/* the present P-state's time so far counts too (the lcore adds it
+	 * at its next transition) */
+	uint64_t now = rte_rdtsc(), since = LOAD(g->pstate_since_tsc);
+	for (unsigned p = 0; p < t4p4s_power_backends.n_pstates; p++)
+		out->residency_ns[p] = ns(LOAD(g->pstate_tsc[p]) +
+					  (p == out->pstate && now > since ? now - since : 0));
+}
+
+static json_t *
+thresholds_json(const struct t4p4s_power_thresholds *t)
+{
+	json_t *o = json_object();
+	const char *name;
+	uint32_t value;
+	for (unsigned i = 0; t4p4s_power_threshold_at(t, i, &name, &value); i++)
+		json_object_set_new(o, name, json_integer(value));
+	return o;
+}
+
+json_t *
+t4p4s_power_lcore_json(const struct t4p4s_lcore *lc)
+{
+	struct lcore_power p;
+	struct t4p4s_power_thresholds th;
+	lcore_power(lc, &p);
+	json_t *residency = json_array();
+	for (unsigned i = 0; i < t4p4s_power_backends.n_pstates; i++)
+		json_array_append_new(residency, json_integer((json_int_t)p.residency_ns[i]));
+	/* the thresholds asked for last: the lcore applies them within a
+	 * millisecond */
+	struct t4p4s_governor_request *r = (struct t4p4s_governor_request *)&lc->governor.request;
+	rte_spinlock_lock(&r->lock);
+	th = r->thresholds;
+	rte_spinlock_unlock(&r->lock);
+	json_t *o = json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+			      " s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"lcore", lc->lcore_id, "tid", p.tid, "mode", p.mode,
+		"pstate", p.pstate, "freq_mhz", t4p4s_power_backends.pstate_mhz[p.pstate],
+		"pstate_transitions", (json_int_t)p.transitions,
+		"polls", (json_int_t)p.polls, "empty_polls", (json_int_t)p.empty_polls,
+		"packets", (json_int_t)p.packets,
+		"busy_ns", (json_int_t)(p.work_ns + p.poll_ns),
+		"work_ns", (json_int_t)p.work_ns, "poll_ns", (json_int_t)p.poll_ns,
+		"paused_ns", (json_int_t)p.paused_ns, "asleep_ns", (json_int_t)p.asleep_ns,
+		"pauses", (json_int_t)p.pauses, "sleeps", (json_int_t)p.sleeps,
+		"naps", (json_int_t)p.naps, "interrupt_wakeups", (json_int_t)p.interrupt_wakeups,
+		"cpu_time_ns", (json_int_t)p.cpu_time_ns);
+	json_object_set_new(o, "pstate_residency_ns", residency);
+	json_object_set_new(o, "thresholds", thresholds_json(&th));
+	return o;
+}
+
+static json_t *
+backends_json(void)
+{
+	const struct t4p4s_power_backends *b = &t4p4s_power_backends;
+	bool intr = t4p4s_rt.n_workers > 0;
+	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
+		intr = intr && LOAD(t4p4s_rt.lcores[w]->governor.rx_intr);
+	return json_pack("{s:s, s:s, s:s}", "frequency", b->frequency ? b->frequency : "none",
+			 "pause", b->pause ? b->pause : "none",
+			 "sleep", intr ? "rx-interrupt" : "timed");
+}
+
+json_t *
+t4p4s_power_json(void)
+{
+	json_t *mhz = json_array(), *lcores = json_array();
+	for (unsigned i = 0; i < t4p4s_power_backends.n_pstates; i++)
+		json_array_append_new(mhz, json_integer(t4p4s_power_backends.pstate_mhz[i]));
+	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
+		json_array_append_new(lcores, t4p4s_power_lcore_json(t4p4s_rt.lcores[w]));
+	return json_pack("{s:b, s:o, s:o, s:o, s:o}", "ok", 1, "backends", backends_json(),
+			 "pstates_mhz", mhz,
+			 "thresholds", thresholds_json(&t4p4s_rt.opts->power_thresholds),
+			 "lcores", lcores);
+}
+
+/* The worker index of the command's "lcore" (an EAL lcore id), -1 when
+ * it names none (every lcore), -2 (ERR set) when it is not a worker. */
+static int
+lcore_index(json_t *cmd, char *err, size_t err_len)
+{
+	json_t *v = json_object_get(cmd, "lcore");
+	if (v == NULL)
+		return -1;
+	if (json_is_integer(v)) {
+		for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
+			if ((json_int_t)t4p4s_rt.lcores[w]->lcore_id == json_integer_value(v))
+				return (int)w;
+	}
+	char *text = json_dumps(v, JSON_ENCODE_ANY);
+	snprintf(err, err_len, "\"lcore\": %s is not a forwarding lcore of this process",
+		 text ? text : "?");
+	free(text);
+	return -2;
+}
+
+static json_t *
+lcores_reply(int index)
+{
+	json_t *ids = json_array();
+	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
+		if (index < 0 || (unsigned)index == w)
+			json_array_append_new(ids, json_integer(t4p4s_rt.lcores[w]->lcore_id));
+	return ids;
+}
+
+json_t *
+t4p4s_power_mode_command(json_t *cmd, char *err, size_t err_len)
+{
+	enum t4p4s_governor_policy policy;
+	const char *mode = json_string_value(json_object_get(cmd, "mode"));
+	if (mode == NULL) {
+		snprintf(err, err_len, "power_mode: \"mode\" must be a string");
+		return NULL;
+	}
+	if (t4p4s_governor_parse(mode, &policy) != 0) {
+		snprintf(err, err_len, "power_mode: unknown mode '%s' (busy, nap, adaptive, "
+			 "proportional, pmgmt-pause, pmgmt-monitor, pmgmt-scale)", mode);
+		return NULL;
+	}
+	int index = lcore_index(cmd, err, err_len);
+	if (index == -2 || t4p4s_governor_request_policy(index, policy, err, err_len) != 0)
+		return NULL;
+	return json_pack("{s:b, s:s, s:o}", "ok", 1, "mode", mode, "lcores", lcores_reply(index));
+}
+
+json_t *
+t4p4s_power_thresholds_command(json_t *cmd, char *err, size_t err_len)
+{
+	json_t *given = json_object_get(cmd, "thresholds");
+	if (!json_is_object(given)) {
+		snprintf(err, err_len, "power_thresholds: \"thresholds\" must be an object");
+		return NULL;
+	}
+	int index = lcore_index(cmd, err, err_len);
+	if (index == -2)
+		return NULL;
+	/* the first lcore's present thresholds with the changes: every lcore
+	 * named gets the same set */
+	const struct t4p4s_lcore *first = t4p4s_rt.lcores[index < 0 ? 0 : index];
+	struct t4p4s_governor_request *r =
+		(struct t4p4s_governor_request *)&first->governor.request;
+	struct t4p4s_power_thresholds th;
+	rte_spinlock_lock(&r->lock);
+	th = r->thresholds;
+	rte_spinlock_unlock(&r->lock);
+	const char *name;
+	json_t *v;
+	json_object_foreach(given, name, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			snprintf(err, err_len, "power threshold %s: must be a whole number", name);
+			return NULL;
+		}
+		if (t4p4s_power_threshold_set(&th, name, (uint64_t)json_integer_value(v),
+					      err, err_len) != 0)
+			return NULL;
+	}
+	t4p4s_governor_request_thresholds(index, &th);
+	return json_pack("{s:b, s:o, s:o}", "ok", 1, "thresholds", thresholds_json(&th),
+			 "lcores", lcores_reply(index));
+}
+
+static int
+telemetry_power(const char *cmd __rte_unused, const char *params __rte_unused,
+		struct rte_tel_data *d)
+{
+	const struct t4p4s_power_backends *b = &t4p4s_power_backends;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "frequency_backend", b->frequency ? b->frequency : "none");
+	rte_tel_data_add_dict_string(d, "pause_backend", b->pause ? b->pause : "none");
+	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++) {
+		const struct t4p4s_lcore *lc = t4p4s_rt.lcores[w];
+		struct lcore_power p;
+		struct rte_tel_data *ld = rte_tel_data_alloc();
+		char name[32];
+		lcore_power(lc, &p);
+		rte_tel_data_start_dict(ld);
+		rte_tel_data_add_dict_string(ld, "mode", p.mode);
+		rte_tel_data_add_dict_u64(ld, "tid", (uint64_t)p.tid);
+		rte_tel_data_add_dict_u64(ld, "pstate", p.pstate);
+		rte_tel_data_add_dict_u64(ld, "freq_mhz", b->pstate_mhz[p.pstate]);
+		rte_tel_data_add_dict_u64(ld, "pstate_transitions", p.transitions);
+		rte_tel_data_add_dict_u64(ld, "polls", p.polls);
+		rte_tel_data_add_dict_u64(ld, "empty_polls", p.empty_polls);
+		rte_tel_data_add_dict_u64(ld, "packets", p.packets);
+		rte_tel_data_add_dict_u64(ld, "busy_ns", p.work_ns + p.poll_ns);
+		rte_tel_data_add_dict_u64(ld, "paused_ns", p.paused_ns);
+		rte_tel_data_add_dict_u64(ld, "asleep_ns", p.asleep_ns);
+		rte_tel_data_add_dict_u64(ld, "cpu_time_ns", p.cpu_time_ns);
+		snprintf(name, sizeof(name), "lcore%u", lc->lcore_id);
+		rte_tel_data_add_dict_container(d, name, ld, 0);
+	}
+	return 0;
+}
+
+void
+t4p4s_power_telemetry_init(void)
+{
+	rte_telemetry_register_cmd("/t4p4s/power", telemetry_power,
+		"t4p4s governor: backends and per-lcore mode, P-state, time busy/paused/asleep "
+		"(ns), CPU time. No parameters");
+}

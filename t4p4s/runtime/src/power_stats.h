@@ -1,0 +1,24 @@
+/* The governor seen from outside: the control socket's `power`,
+ * `power_mode` and `power_thresholds`, the statistics' per-lcore `power`,
+ * and DPDK telemetry's /t4p4s/power (docs/architecture.md, Power). */
+#ifndef T4P4S_POWER_STATS_H
+#define T4P4S_POWER_STATS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct t4p4s_lcore;
+
+/* {"backends", "pstates_mhz", "thresholds", "lcores": [...]} */
+json_t *t4p4s_power_json(void);
+/* One lcore's state (the statistics' lcores[i].power). */
+json_t *t4p4s_power_lcore_json(const struct t4p4s_lcore *lc);
+/* {"cmd": "power_mode", "mode": M[, "lcore": L]} and
+ * {"cmd": "power_thresholds", "thresholds": {...}[, "lcore": L]}: the
+ * reply, or NULL with why in ERR (nothing changed). */
+json_t *t4p4s_power_mode_command(json_t *cmd, char *err, size_t err_len);
+json_t *t4p4s_power_thresholds_command(json_t *cmd, char *err, size_t err_len);
+void t4p4s_power_telemetry_init(void);
+
+#endif
