@@ -1,0 +1,1 @@
+"""The power governor sidecar (power/sidecar.py): `python -m power --help`."""

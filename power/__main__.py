@@ -1,0 +1,5 @@
+import sys
+
+from power.sidecar import main
+
+sys.exit(main())
