@@ -267,7 +267,12 @@ def run_trial(setup: PacedSetup, rate_pps: float, window_s: float, work_dir: Pat
     lifetime = math.ceil(warmup_s + window_s) + STARTUP_ALLOWANCE_S
     command = _command(setup, rate_pps, pattern, ring, control, lifetime, governor)
     with running(command, log) as process:
-        wait_ready(control, process, time.monotonic() + STARTUP_ALLOWANCE_S, what=setup.name)
+        try:
+            wait_ready(control, process, time.monotonic() + STARTUP_ALLOWANCE_S, what=setup.name)
+        except BenchError as e:     # the runtime's own words (e.g. a --governor it refuses)
+            raise BenchError(f"{e}: {first_cause(log.read_text(errors='replace'))} "
+                             f"(log: {log})") from e
+        backends = _power_backends(control)
         time.sleep(warmup_s)
         _request(control, {"cmd": "latency_reset"})
         time.sleep(RESET_SETTLE_S)
@@ -290,6 +295,7 @@ def run_trial(setup: PacedSetup, rate_pps: float, window_s: float, work_dir: Pat
         **{k: v for k, v in counts.items() if k not in ("arrived", "lost")},
         "latency": latency,
         "power": power_window(first, second, seconds),
+        "power_backends": backends,
         "command": " ".join(command),
     }
     if tsc_hz:
@@ -319,6 +325,16 @@ def power_window(first: dict, second: dict, seconds: float) -> dict | None:
         "freq_mhz_end": b["freq_mhz"],
         "pstate_residency_share": residency,
     }
+
+
+def _power_backends(control: Path) -> dict | None:
+    """The governor's backends (frequency, pause, sleep) and P-state
+    ladder, from the `power` command; None from a runtime without it."""
+    try:
+        reply = _request(control, {"cmd": "power"})
+    except BenchError:
+        return None
+    return {**reply.get("backends", {}), "pstates_mhz": reply.get("pstates_mhz")}
 
 
 def _request(control: Path, request: dict) -> dict:
