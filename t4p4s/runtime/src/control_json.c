@@ -772,26 +772,30 @@ cmd_power(struct request *rq __rte_unused, json_t *cmd __rte_unused)
 	return t4p4s_power_json();
 }
 
+/* A power command's reply, or its refusal as EINVAL */
+static json_t *
+power_command(struct request *rq, json_t *cmd,
+	      json_t *(*run)(json_t *cmd, char *err, size_t err_len))
+{
+	char err[320];
+	json_t *reply = run(cmd, err, sizeof(err));
+	if (reply == NULL)
+		set_error(rq, "EINVAL", "%s", err);
+	return reply;
+}
+
 /* {"cmd": "power_mode", "mode": M[, "lcore": L]} */
 static json_t *
 cmd_power_mode(struct request *rq, json_t *cmd)
 {
-	char err[320];
-	json_t *reply = t4p4s_power_mode_command(cmd, err, sizeof(err));
-	if (reply == NULL)
-		set_error(rq, "EINVAL", "%s", err);
-	return reply;
+	return power_command(rq, cmd, t4p4s_power_mode_command);
 }
 
 /* {"cmd": "power_thresholds", "thresholds": {NAME: N, ...}[, "lcore": L]} */
 static json_t *
 cmd_power_thresholds(struct request *rq, json_t *cmd)
 {
-	char err[320];
-	json_t *reply = t4p4s_power_thresholds_command(cmd, err, sizeof(err));
-	if (reply == NULL)
-		set_error(rq, "EINVAL", "%s", err);
-	return reply;
+	return power_command(rq, cmd, t4p4s_power_thresholds_command);
 }
 
 static const struct {
