@@ -3,7 +3,8 @@
 Every command takes --json (one JSON object on stdout: {"ok": true,
 "result": ...} or {"ok": false, "error": ..., "exit_code": N}). Exit codes:
 0 done, 1 failed, 2 bad topology or arguments (or no [baas] for `gnbctl
-baas`), 3 a target or the BaaS unreachable,
+baas`, no [power] for `gnbctl power`), 3 a target, the BaaS or the power
+sidecar unreachable,
 4 a target rejected a write or a P4Info, or a DRB was refused before any
 write because a target holds one with its index, TEID or bearer."""
 from __future__ import annotations
@@ -19,8 +20,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from controller import (baas, counters, drbs, offload, pipeline, rlc_poll, status, targets,
-                        topology, watch)
+from controller import (baas, counters, drbs, offload, pipeline, power, rlc_poll, status,
+                        targets, topology, watch)
 from controller.errors import GnbctlError
 
 
@@ -73,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     marker.add_argument("id", type=lambda s: int(s, 0))
 
     _baas_parser(sub)
+    _power_parser(sub)
 
     run = sub.add_parser("run", help="watch the targets until stopped: a dead host's share "
                                      "returns to its NIC, a returning host is provisioned "
@@ -145,6 +147,37 @@ def _baas_parser(sub):
     b_sub.add_parser("events", help="the events the BaaS keeps (RLF, OVERFLOW, "
                                     "NACK_NOT_HELD)").add_argument(
         "--follow", action="store_true", help="then wait for new ones until interrupted")
+
+
+def _threshold(text: str) -> tuple[str, int]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=VALUE")
+    return name, _uint(64)(value)
+
+
+def _power_parser(sub):
+    p = sub.add_parser("power", help="the power governor sidecar (the topology's [power]): "
+                                     "each target's lcores, modes, thresholds, power")
+    p_sub = p.add_subparsers(dest="action", required=True)
+    lcore_help = "only this lcore (EAL lcore id; default: every lcore)"
+    show = p_sub.add_parser("show", help="per target and lcore: mode, P-state, polls, "
+                                         "time busy/paused/asleep, CPU time, modelled "
+                                         "watts; and power by source")
+    show.add_argument("--lcore", type=_uint(32), help=lcore_help)
+    mode = p_sub.add_parser("mode", help="set the governor mode of the targets' lcores")
+    mode.add_argument("mode", help="busy, nap, adaptive, proportional (pmgmt-* only at start)")
+    mode.add_argument("--lcore", type=_uint(32), help=lcore_help)
+    th = p_sub.add_parser("thresholds", help="show the governor thresholds; with NAME=VALUE, "
+                                             "change those (nothing changes if one is refused)")
+    th.add_argument("values", nargs="*", type=_threshold, metavar="NAME=VALUE")
+    th.add_argument("--lcore", type=_uint(32), help=lcore_help)
+    watch_p = p_sub.add_parser("watch", help="telemetry every period until interrupted "
+                                             "(JSON lines with --json)")
+    watch_p.add_argument("--period-ms", type=_uint(32), default=0,
+                         help="default: the sidecar's period")
+    watch_p.add_argument("--count", type=_uint(32), default=0,
+                         help="stop after this many samples (default: never)")
 
 
 class Output:
@@ -313,6 +346,138 @@ async def _baas(args, topo, out: Output):
         return None
 
 
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}" if whole else "-"
+
+
+def _lcores(row: dict, lcore: int | None) -> list[dict]:
+    if lcore is None:
+        return row["lcores"]
+    chosen = [lc for lc in row["lcores"] if lc["lcore"] == lcore]
+    if not chosen:
+        raise GnbctlError(f"{row['name']}: NOT_FOUND: no lcore {lcore} (its lcores: "
+                          f"{', '.join(str(lc['lcore']) for lc in row['lcores'])})")
+    return chosen
+
+
+def _power_line(sample: dict) -> str:
+    """One `power watch` sample: per target, each lcore's mode, P-state,
+    CPU share and modelled watts."""
+    parts = [time.strftime("%H:%M:%S", time.localtime(sample["time_ns"] // 10**9))]
+    for t in sample["targets"]:
+        if not t["reachable"]:
+            parts.append(f"{t['name']}: unreachable")
+            continue
+        parts.append(f"{t['name']} {t['modelled_watts']:.2f} W: " + ", ".join(
+            f"lcore {lc['lcore']} {lc['mode']} P{lc['pstate']} {lc['freq_mhz']} MHz "
+            f"cpu {100 * lc['proc']['cpu_share']:.1f}% {lc['packets']} pkts"
+            for lc in t["lcores"]))
+    return " | ".join(parts)
+
+
+async def _power(args, topo, out: Output):
+    """gnbctl power ...: one client of the topology's power sidecar, on the
+    targets --target names (default: every target the sidecar has)."""
+    async with power.connect(topo) as client:
+        where = f"{client.name} at {client.address}"
+        lcore = getattr(args, "lcore", None)
+
+        async def rows() -> list[dict]:
+            if not args.targets:
+                return (await client.telemetry())["targets"]
+            return [(await client.telemetry(n))["targets"][0] for n in args.targets]
+
+        if args.action == "show":
+            targets_ = await rows()
+            readings = await client.read_power()
+            for t in targets_:
+                if t["reachable"]:
+                    t["lcores"] = _lcores(t, lcore)
+            out.table(f"{where}: governor (busy/paused/asleep since start; CPU and "
+                      f"watts over the last {max((t.get('window_s') or 0) for t in targets_):.2f}"
+                      f" s)",
+                      ["target", "lcore", "mode", "P-state", "packets", "busy %", "paused %",
+                       "asleep %", "CPU %", "model W"],
+                      [[t["name"], lc["lcore"], lc["mode"], f"P{lc['pstate']} {lc['freq_mhz']}",
+                        lc["packets"],
+                        *(_pct(lc[k], lc["busy_ns"] + lc["paused_ns"] + lc["asleep_ns"])
+                          for k in ("busy_ns", "paused_ns", "asleep_ns")),
+                        f"{100 * lc['proc']['cpu_share']:.1f}"
+                        if lc["proc"]["available"] else "-",
+                        f"{lc['model']['watts']:.2f}"]
+                       for t in targets_ if t["reachable"] for lc in t["lcores"]]
+                      + [[t["name"], None, "unreachable", None, None, None, None, None,
+                          None, t["error"]]
+                         for t in targets_ if not t["reachable"]])
+            shown = [r for r in readings["readings"]
+                     if not args.targets or r["target"] in ("", *args.targets)]
+            out.table(f"power by source (this machine: {', '.join(readings['sources'])})",
+                      ["source", "name", "watts", "CPU share", "window s", "note"],
+                      [[r["source"], r["name"],
+                        None if r["watts"] is None else f"{r['watts']:.2f}",
+                        None if r["cpu_share"] is None else f"{r['cpu_share']:.3f}",
+                        f"{r['window_s']:.2f}", r["note"]] for r in shown])
+            return {"time_ns": readings["time_ns"], "targets": targets_,
+                    "power": {"sources": readings["sources"],
+                              "source": power.power_source(readings["sources"]),
+                              "readings": shown}}
+        names = args.targets or [t["name"] for t in (await client.telemetry())["targets"]]
+        if args.action == "mode":
+            result = [await client.set_mode(n, args.mode, lcore) for n in names]
+            for r in result:
+                out.note(f"{r['target']}: mode {r['mode']} on lcores "
+                         f"{', '.join(map(str, r['lcores']))}")
+            return result
+        if args.action == "thresholds":
+            if args.values:
+                values = dict(args.values)
+                result = [await client.set_thresholds(n, values, lcore) for n in names]
+                for r in result:
+                    out.note(f"{r['target']}: " + ", ".join(
+                        f"{k} = {r['thresholds'][k]}" for k in values))
+                return result
+            result = []
+            for t in await rows():
+                if not t["reachable"]:
+                    raise power.PowerUnreachable(f"{t['name']}: {t['error']}", "UNAVAILABLE")
+                lcores = _lcores(t, lcore)
+                result.append({"target": t["name"], "defaults": t["thresholds"],
+                               "lcores": {lc["lcore"]: lc["thresholds"] for lc in lcores}})
+                out.table(f"{t['name']}: thresholds", ["name", "default",
+                                                       *(f"lcore {lc['lcore']}" for lc in lcores)],
+                          [[k, v, *(lc["thresholds"].get(k) for lc in lcores)]
+                           for k, v in sorted(t["thresholds"].items())])
+            return result
+
+        # watch: one line per sample (JSON lines with --json) until SIGINT/SIGTERM or --count
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+        one = args.targets[0] if args.targets and len(args.targets) == 1 else ""
+
+        async def follow():
+            seen = 0
+            async for sample in client.stream(one, args.period_ms):
+                if args.targets:
+                    sample["targets"] = [t for t in sample["targets"]
+                                         if t["name"] in args.targets]
+                if out.as_json:
+                    print(json.dumps(sample), flush=True)
+                else:
+                    out.console.print(_power_line(sample), highlight=False, soft_wrap=True)
+                seen += 1
+                if args.count and seen >= args.count:
+                    return
+        following = asyncio.create_task(follow())
+        stopped = asyncio.create_task(stop.wait())
+        await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (following, stopped):
+            task.cancel()
+        if following.done() and not following.cancelled():
+            following.result()
+        return None
+
+
 async def _run(args, out: Output):
     topo = topology.load(args.topology)
     selected = topo.select(args.targets)
@@ -324,22 +489,43 @@ async def _run(args, out: Output):
         with_baas = topo.baas is not None and not args.targets
         if with_baas:
             checks.append(status.baas_status(topo))
+        # the power sidecar's row: each target's governor mode and the power source
+        with_power = topo.power is not None
+        if with_power:
+            checks.append(power.status(topo))
         rows = await asyncio.gather(*checks)
+        power_rows = [rows.pop()] if with_power else []
         rows, baas_rows = (rows[:-1], rows[-1:]) if with_baas else (rows, [])
+        governed = power_rows[0].get("targets", {}) if power_rows else {}
+        for r in rows:
+            if r["target"] in governed:
+                g = governed[r["target"]]
+                r["power"] = {"modes": g["modes"], "source": power_rows[0]["source"],
+                              "modelled_watts": g["modelled_watts"]}
+        power_columns = ["power mode", "power source"] if with_power else []
         out.table("targets", ["target", "role", "reachable", "primary", "program",
                               "P4Info = topology's", "dl_drb", "ul_bearer", "offload %",
-                              "drops"],
+                              *power_columns, "drops"],
                   [[r["target"], r["role"], r["reachable"], r.get("primary"),
                     r.get("program"), r.get("pipeline_matches_topology"),
                     r.get("drbs", {}).get("dl_drb"), r.get("drbs", {}).get("ul_bearer"),
                     r.get("offload", {}).get("percent"),
+                    *([", ".join(r["power"]["modes"]), r["power"]["source"]] if "power" in r
+                      else [None] * len(power_columns)),
                     sum(d["packets"] for d in r.get("counters", {}).get("drops", {}).values())
                     if r["reachable"] else r.get("error")] for r in rows])
         out.table("BaaS", ["name", "address", "reachable", "DRBs", "held PDUs", "held bytes"],
                   [[r["target"], r["address"], r["reachable"],
                     *((r["baas"]["n_drbs"], r["baas"]["held"], r["baas"]["held_bytes"])
                       if r["reachable"] else (None, None, r["error"]))] for r in baas_rows])
-        rows += baas_rows
+        if power_rows:
+            out.table("power sidecar", ["name", "address", "reachable", "sources", "targets"],
+                      [[r["target"], r["address"], r["reachable"],
+                        ", ".join(r.get("sources", [])) or None,
+                        ", ".join(f"{n}: {', '.join(t['modes']) or 'unreachable'}"
+                                  for n, t in r.get("targets", {}).items())
+                        if r["reachable"] else r["error"]] for r in power_rows])
+        rows += baas_rows + power_rows
         unreachable = [r for r in rows if not r["reachable"]]
         if unreachable:
             error = GnbctlError("\n".join(r["error"] for r in unreachable))
@@ -491,6 +677,9 @@ async def _run(args, out: Output):
 
     if args.command == "baas":
         return await _baas(args, topo, out)
+
+    if args.command == "power":
+        return await _power(args, topo, out)
 
     if args.command == "run":
         if not topo.nics():

@@ -4,7 +4,6 @@ drop totals; and, when the topology has a [baas], whether the BaaS answers
 and what it holds. An unreachable target or BaaS is a row, not an abort."""
 from __future__ import annotations
 
-import finsy as fy
 from finsy.proto.p4.config.v1 import p4info_pb2
 from google.protobuf import text_format
 

@@ -25,8 +25,15 @@
                                       # or "unix:PATH" (--grpc unix:PATH)
     name = "baas"                     # optional: how gnbctl names it (default "baas")
 
+    [power]                           # optional: the power governor sidecar (power/)
+    address = "unix:/run/power.grpc"  # its gRPC server (python -m power --grpc ...),
+                                      # or "HOST:PORT"
+    name = "power"                    # optional: how gnbctl names it (default "power")
+
 Without a [baas] table, `gnbctl baas ...` is refused (exit code 2), `drb del`
-flushes nothing and `status` shows no BaaS row.
+flushes nothing and `status` shows no BaaS row; without a [power] table,
+`gnbctl power ...` is refused the same way and `status` shows no power
+columns.
 
 Relative paths are relative to the file's directory. The P4Info is needed
 only by `pipeline push`; every other command uses the P4Info the target
@@ -83,12 +90,20 @@ class BaasConfig:
 
 
 @dataclass(frozen=True)
+class PowerConfig:
+    """The [power] table: the power governor sidecar's gRPC server."""
+    address: str
+    name: str = "power"
+
+
+@dataclass(frozen=True)
 class Topology:
     path: Path
     targets: list[TargetConfig]
     election_id: int = 1
     timeout: float = 5.0
     baas: BaasConfig | None = None
+    power: PowerConfig | None = None
     extra: dict = field(default_factory=dict)
 
     def select(self, names: list[str] | None) -> list[TargetConfig]:
@@ -136,10 +151,12 @@ def load(path: Path | None) -> Topology:
     return Topology(path=Path(path), targets=targets,
                     election_id=_int(path, "election_id", document.get("election_id", 1)),
                     timeout=float(document.get("timeout", 5.0)),
-                    baas=_baas(path, document.get("baas"), targets))
+                    baas=_baas(path, document.get("baas"), targets),
+                    power=_power(path, document.get("power"), targets))
 
 
 _BAAS_KEYS = {"address", "name"}
+_POWER_KEYS = {"address", "name"}
 
 
 def _check_table(where: str, raw, keys: set[str]):
@@ -151,20 +168,29 @@ def _check_table(where: str, raw, keys: set[str]):
         raise TopologyError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
 
 
-def _baas(path, raw, targets: list[TargetConfig]) -> BaasConfig | None:
+def _service(path, raw, targets: list[TargetConfig], table: str, keys: set[str], cls):
+    """A [baas] or [power] table: a gRPC server's address and a name."""
     if raw is None:
         return None
-    where = f"{path}: [baas]"
-    _check_table(where, raw, _BAAS_KEYS)
+    where = f"{path}: [{table}]"
+    _check_table(where, raw, keys)
     for key in ("address", "name"):
         if key in raw and (not isinstance(raw[key], str) or not raw[key]):
             raise TopologyError(f"{where}: '{key}' must be a non-empty string")
     if "address" not in raw:
         raise TopologyError(f"{where}: 'address' (a string, \"HOST:PORT\") is required")
-    config = BaasConfig(address=raw["address"], name=raw.get("name", "baas"))
+    config = cls(address=raw["address"], name=raw.get("name", table))
     if config.name in {t.name for t in targets}:
         raise TopologyError(f"{where}: the name {config.name!r} is also a target's")
     return config
+
+
+def _baas(path, raw, targets: list[TargetConfig]) -> BaasConfig | None:
+    return _service(path, raw, targets, "baas", _BAAS_KEYS, BaasConfig)
+
+
+def _power(path, raw, targets: list[TargetConfig]) -> PowerConfig | None:
+    return _service(path, raw, targets, "power", _POWER_KEYS, PowerConfig)
 
 
 def _target(path, base: Path, index: int, raw: dict) -> TargetConfig:

@@ -52,7 +52,8 @@ class Sidecar:
         self.targets = {t.name: t for t in targets}
         self.meters = meters
         self.period_s = period_s
-        self.min_age_s = period_s / 2
+        # windowed values span one to two periods
+        self.min_age_s = period_s
 
     def target(self, name: str) -> Target:
         if not name:

@@ -1,0 +1,162 @@
+"""The power governor sidecar's gRPC API (power/proto/power.proto) from
+gnbctl: a client, and what `gnbctl status` asks of it.
+
+The stubs are the sidecar's own (power/service.py `stubs()`, generated at
+first use by controller/grpc_stubs.py). `Power` is an asyncio client
+(grpc.aio) whose methods answer plain dicts (the messages' fields by
+name) and raise the controller's errors with the status named:
+`PowerUnreachable` (a TargetUnreachable, exit code 3) when the sidecar
+does not answer in time or answers UNAVAILABLE (a target it governs does
+not answer on its control socket); `PowerError` (exit code 1) for any
+other status, its `code` the status name (NOT_FOUND: an unknown target or
+lcore; INVALID_ARGUMENT: a bad mode or threshold, with the runtime's
+message)."""
+from __future__ import annotations
+
+import contextlib
+from typing import AsyncIterator
+
+import grpc
+
+from controller.errors import GnbctlError, TargetUnreachable, TopologyError
+from controller.grpc_stubs import to_dict
+
+DEFAULT_TIMEOUT_S = 5.0
+# a machine's meters, best first; the model and the CPU time are always there
+METER_SOURCES = ("rapl", "acpi_power_meter", "hwmon")
+
+
+class PowerError(GnbctlError):
+    """The sidecar answered with an error status; `code` is its name."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
+class PowerUnreachable(TargetUnreachable):
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
+def stubs():
+    from power.service import stubs as power_stubs
+    return power_stubs()
+
+
+class Power:
+    """A client of one sidecar: `async with Power(address) as power: ...`."""
+
+    def __init__(self, address: str, name: str = "power",
+                 timeout: float = DEFAULT_TIMEOUT_S):
+        self.address = address
+        self.name = name
+        self.timeout = timeout
+        self.pb2, self._grpc = stubs()
+        self._channel = None
+        self._stub = None
+
+    @classmethod
+    def of(cls, topology, timeout: float | None = None) -> "Power":
+        if topology.power is None:
+            raise TopologyError(f"{topology.path}: no [power] table: the topology does not "
+                                "say where the power sidecar is (address = \"unix:PATH\" "
+                                "or \"HOST:PORT\")")
+        return cls(topology.power.address, topology.power.name,
+                   topology.timeout if timeout is None else timeout)
+
+    async def __aenter__(self) -> "Power":
+        self._channel = grpc.aio.insecure_channel(self.address)
+        self._stub = self._grpc.PowerStub(self._channel)
+        return self
+
+    async def __aexit__(self, *exc):
+        await self._channel.close()
+        self._channel = self._stub = None
+
+    def error(self, e: grpc.aio.AioRpcError) -> GnbctlError:
+        code, details = e.code().name, e.details()
+        if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return PowerUnreachable(f"{self.name}: cannot reach the power sidecar at "
+                                    f"{self.address}: no answer within {self.timeout:g} s "
+                                    f"({code})", code)
+        if e.code() == grpc.StatusCode.UNAVAILABLE:
+            return PowerUnreachable(f"{self.name} at {self.address}: {code}: {details}", code)
+        return PowerError(f"{self.name}: {code}: {details}", code)
+
+    async def _unary(self, method: str, request):
+        try:
+            return await getattr(self._stub, method)(request, timeout=self.timeout)
+        except grpc.aio.AioRpcError as e:
+            raise self.error(e) from None
+
+    async def telemetry(self, target: str = "") -> dict:
+        """{"time_ns", "targets": [TargetTelemetry as a dict]}."""
+        return to_dict(await self._unary("GetTelemetry",
+                                         self.pb2.TelemetryRequest(target=target)))
+
+    async def stream(self, target: str = "", period_ms: int = 0) -> AsyncIterator[dict]:
+        """Telemetry every period until the caller stops iterating (which
+        cancels the call)."""
+        call = self._stub.StreamTelemetry(
+            self.pb2.StreamTelemetryRequest(target=target, period_ms=period_ms))
+        try:
+            async for message in call:
+                yield to_dict(message)
+        except grpc.aio.AioRpcError as e:
+            raise self.error(e) from None
+        finally:
+            call.cancel()
+
+    async def set_mode(self, target: str, mode: str, lcore: int | None = None) -> dict:
+        return to_dict(await self._unary("SetMode", self.pb2.SetModeRequest(
+            target=target, mode=mode, lcore=lcore)))
+
+    async def set_thresholds(self, target: str, thresholds: dict[str, int],
+                             lcore: int | None = None) -> dict:
+        return to_dict(await self._unary("SetThresholds", self.pb2.SetThresholdsRequest(
+            target=target, thresholds=thresholds, lcore=lcore)))
+
+    async def read_power(self, source: str = "", target: str = "") -> dict:
+        """{"time_ns", "readings", "sources"}."""
+        return to_dict(await self._unary("ReadPower", self.pb2.ReadPowerRequest(
+            source=source, target=target)))
+
+
+@contextlib.asynccontextmanager
+async def connect(topology, timeout: float | None = None):
+    """The topology's sidecar as a connected client (TopologyError without [power])."""
+    async with Power.of(topology, timeout) as client:
+        yield client
+
+
+def power_source(sources: list[str]) -> str:
+    """What the machine's power figures come from: its best meter, else the model."""
+    return next((s for s in METER_SOURCES if s in sources), "model")
+
+
+STATUS_TIMEOUT_S = 2.0
+
+
+async def status(topology) -> dict:
+    """The sidecar's row for `gnbctl status` (role "power"): whether it
+    answers, its power sources, and per target the lcores' modes
+    ({"targets": {name: {"modes", "reachable", "modelled_watts"}}})."""
+    config = topology.power
+    row = {"target": config.name, "role": "power", "address": config.address}
+    try:
+        async with connect(topology, STATUS_TIMEOUT_S) as client:
+            telemetry = await client.telemetry()
+            power = await client.read_power("model")
+    except GnbctlError as e:
+        row.update(reachable=False, error=str(e))
+        return row
+    row.update(reachable=True, sources=power["sources"],
+               source=power_source(power["sources"]),
+               targets={t["name"]: {"reachable": t["reachable"],
+                                    "modes": sorted({lc["mode"] for lc in t["lcores"]}),
+                                    "modelled_watts": t["modelled_watts"],
+                                    **({} if t["reachable"] else {"error": t["error"]})}
+                        for t in telemetry["targets"]})
+    return row
