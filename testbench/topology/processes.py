@@ -7,8 +7,9 @@ two net_memif servers: port 3+2i carries offloaded N3 frames to the host
 (the host's port 0), port 4+2i brings the host's radio frames back (the
 host's port 1). A host process (`host.p4` build) has only those two memif
 clients. Every process serves P4Runtime on its own TCP port and a JSON
-control socket (statistics), polls on one lcore with the napping governor
-(two cores are shared by everything here) and has its own EAL file prefix.
+control socket (statistics, the governor's state), polls on one lcore with
+the napping governor by default (two cores are shared by everything here;
+TopologyConfig.governor picks another) and has its own EAL file prefix.
 
 The NIC keeps its registers (every DRB's PDCP and RLC transmit SNs) in a
 registers file (`--registers-file`) that belongs to the topology, not to
@@ -106,6 +107,7 @@ class TargetSpec:
     # them); the file is the topology's, not the process's (not in run_dir,
     # which each start empties)
     registers_file: Path | None = None
+    governor: str = "nap"     # --governor: nap lets many processes share two cores
 
     @property
     def p4runtime_address(self) -> str:
@@ -127,7 +129,7 @@ class TargetSpec:
         return eal
 
     def app_args(self) -> list[str]:
-        args = ["--governor", "nap", "--p4runtime", self.p4runtime_address,
+        args = ["--governor", self.governor, "--p4runtime", self.p4runtime_address,
                 "--device-id", str(self.device_id)]
         if self.extra_mbufs:
             args += ["--mbufs", str(self.extra_mbufs)]

@@ -9,6 +9,9 @@ manager, and the topology file gnbctl reads (controller/topology.py).
                                   # service in the baas namespace, on the NIC's
                                   # BaaS PF; gRPC on a UNIX socket ([baas] in the
                                   # topology file)
+        topo.power                # with TopologyConfig(power=True): the power
+                                  # governor sidecar on every target's control
+                                  # socket; gRPC on a UNIX socket ([power])
 
 With `pf_vdevs` the NIC's PFs are those DPDK vdevs instead (the benchmark's
 net_pcap replay and net_null sinks) and no namespaces are made.
@@ -25,6 +28,7 @@ from pathlib import Path
 from t4p4s.stf.compile_cache import compile_cached
 from testbench.topology import baas as baas_process
 from testbench.topology.namespaces import TopologyNetwork
+from testbench.topology.power import PowerSidecar, PowerSpec
 from testbench.topology.processes import (AF_PACKET_FRAMES, Target, af_packet_pf_vdevs,
                                           dpdk_runtime_dir, host_spec, hugepage_files, nic_spec,
                                           topology_eal_prefix)
@@ -56,6 +60,10 @@ class TopologyConfig:
     baas: bool = False
     baas_lcore: int = 1
     baas_options: tuple[str, ...] = ("--max-pdus", "32768")
+    # every target's --governor, and the power sidecar on their control sockets
+    governor: str = "nap"
+    power: bool = False
+    power_period_ms: int = 100
     run_root: Path = field(default_factory=lambda: REPO_ROOT / "build" / "topology")
 
 
@@ -79,6 +87,7 @@ class HybridTopology:
         self.nic: Target | None = None
         self.hosts: list[Target] = []
         self.baas: baas_process.Baas | None = None
+        self.power: PowerSidecar | None = None
         self.nic_build = self.host_build = None
 
     @property
@@ -115,20 +124,24 @@ class HybridTopology:
         else:
             pf_vdevs = list(config.pf_vdevs)
         memif_sockets = [self.socket_dir / f"host{i}.sock" for i in range(config.n_hosts)]
-        self.nic = Target(nic_spec(Path(self.nic_build.executable_path), self.run_dir,
-                                   pf_vdevs, memif_sockets, config.nic_lcore,
-                                   hugepages=config.hugepages,
-                                   extra_mbufs=config.nic_extra_mbufs,
-                                   registers_file=self.nic_registers_file))
+        spec = nic_spec(Path(self.nic_build.executable_path), self.run_dir, pf_vdevs,
+                        memif_sockets, config.nic_lcore, hugepages=config.hugepages,
+                        extra_mbufs=config.nic_extra_mbufs,
+                        registers_file=self.nic_registers_file)
+        spec.governor = config.governor
+        self.nic = Target(spec)
         for i, memif_socket in enumerate(memif_sockets):
             lcore = config.host_lcores[i % len(config.host_lcores)]
-            self.hosts.append(Target(host_spec(Path(self.host_build.executable_path),
-                                               self.run_dir, i, memif_socket, lcore,
-                                               device_id=2 + i, hugepages=config.hugepages)))
+            spec = host_spec(Path(self.host_build.executable_path), self.run_dir, i,
+                             memif_socket, lcore, device_id=2 + i, hugepages=config.hugepages)
+            spec.governor = config.governor
+            self.hosts.append(Target(spec))
         for host in self.hosts:
             self.wait_memif_connected(host)
         if config.baas:
             self.start_baas()
+        if config.power:
+            self.start_power()
         self.gnbctl_topology.write_text(self.gnbctl_toml())
 
     def start_baas(self):
@@ -136,6 +149,18 @@ class HybridTopology:
         the topology file then names it."""
         if self.baas is None:
             self.baas = baas_process.Baas(self.baas_spec())
+        self.gnbctl_topology.write_text(self.gnbctl_toml())
+
+    def start_power(self):
+        """The power governor sidecar up on every target's control socket
+        (the bring-up does it with TopologyConfig(power=True)); the topology
+        file then names it. A restarted target keeps its control socket's
+        path, and the sidecar connects again."""
+        if self.power is None:
+            self.power = PowerSidecar(PowerSpec(
+                {t.name: t.runtime.control_path for t in self.targets}, self.run_dir / "power",
+                grpc=f"unix:{self.socket_dir / 'power.grpc'}",
+                period_ms=self.config.power_period_ms))
         self.gnbctl_topology.write_text(self.gnbctl_toml())
 
     def baas_spec(self) -> baas_process.BaasSpec:
@@ -215,9 +240,14 @@ class HybridTopology:
                          ('nic = "nic"', f"vf = {i}")) for i, host in enumerate(self.hosts)]
         if self.baas is not None:
             parts.append(f'[baas]\naddress = "{self.baas.spec.grpc}"\n')
+        if self.power is not None:
+            parts.append(f'[power]\naddress = "{self.power.address}"\n')
         return "\n".join(parts)
 
     def close(self):
+        if self.power is not None:
+            self.power.stop()
+            self.power = None
         if self.baas is not None:
             self.baas.stop()
             self.baas = None
