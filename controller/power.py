@@ -20,10 +20,9 @@ import grpc
 
 from controller.errors import GnbctlError, TargetUnreachable, TopologyError
 from controller.grpc_stubs import to_dict
+from power.meters import METER_SOURCES     # a machine's meters, best first
 
 DEFAULT_TIMEOUT_S = 5.0
-# a machine's meters, best first; the model and the CPU time are always there
-METER_SOURCES = ("rapl", "acpi_power_meter", "hwmon")
 
 
 class PowerError(GnbctlError):

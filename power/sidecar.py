@@ -140,8 +140,12 @@ class Sidecar:
         """Every period: a sample of every target and meter (the windows'
         bases); a target that fails is tried again next period."""
         while not stop.is_set():
-            await asyncio.gather(*(self._one(t, False) for t in self.targets.values()))
-            self.meters.sample(time.monotonic(), self.min_age_s)
+            try:
+                await asyncio.gather(*(self._one(t, False) for t in self.targets.values()))
+                self.meters.sample(time.monotonic(), self.min_age_s)
+            except Exception as e:      # a bug: said, and the calls still served
+                print(f"power: error in the periodic poll: {type(e).__name__}: {e}",
+                      file=sys.stderr, flush=True)
             try:
                 await asyncio.wait_for(stop.wait(), self.period_s)
             except asyncio.TimeoutError:
