@@ -152,6 +152,7 @@ def point(mode: str, load: float, trial: Trial, attempts: int = 1,
         "load_share": load,
         "rate_pps": trial.rate_pps,
         "offered_pps": detail.get("offered_pps"),
+        "window_s": window_s,
         "delivered_mpps": detail["delivered"][str(RADIO_PORT)] / window_s / 1e6,
         "arrived": trial.arrived,
         "lost": trial.lost,
@@ -197,8 +198,9 @@ def cpu_goal(points: list[dict], load: float, limit: float,
         return {**goal, "met": False, "why": "no power mode measured at this load"}
     qualified = [m for m in modes if m["zero_loss_met"] and m["p99_met"]]
     best = min(qualified or modes, key=lambda m: m["cpu_ratio"])
+    cheapest = min(modes, key=lambda m: m["cpu_ratio"])
     return {**goal, "busy_cpu_time_share": base["cpu_time_share"], "busy_p99_us": base.get("p99_us"),
-            "best_mode": best["mode"],
+            "cheapest_mode": cheapest["mode"], "best_mode": best["mode"],
             **{k: v for k, v in best.items() if k != "mode"},
             "met": best["cpu_met"] and best["zero_loss_met"] and best["p99_met"],
             "modes": modes}
@@ -252,6 +254,58 @@ def evaluate_goals(points: list[dict], not_measured: dict[str, str] | None = Non
     goals[f"throughput_at_{share_key(THROUGHPUT_LOAD)}_load"] = throughput_goal(
         points, not_measured=not_measured)
     return goals
+
+
+def notes(points: list[dict], goals: dict, wakeup: dict, backends: dict | None,
+          not_measured: dict[str, str]) -> list[str]:
+    """The sentences a reader needs beside the table: what a wakeup costs
+    here and what that leaves the CPU goals, what the napping modes pay in
+    wakeups, what DPDK's pmgmt pause does on this CPU, busy windows the
+    machine took CPU from."""
+    out = [f"load 0% is {IDLE_PPS:,} pps, not silence: a latency needs frames"]
+    cpu_us = wakeup.get("cpu_us_per_sleep")
+    if cpu_us:
+        out.append(f"one {wakeup['nap_ns'] / 1000:g} us nanosleep (timer slack "
+                   f"{wakeup['timer_slack_ns']} ns) costs {cpu_us:.1f} us of thread CPU time and "
+                   f"{wakeup['wall_us_per_sleep']:.1f} us of wall time on this machine: a thread "
+                   f"doing nothing but such naps is charged {wakeup['cpu_share']:.0%} of a CPU")
+    elif "error" in wakeup:
+        out.append(f"the per-wakeup cost was not measured: {wakeup['error']}")
+    for key, goal in goals.items():
+        bound = goal.get("wakeup_bound", False)
+        if not key.startswith("cpu_at_") or "best_mode" not in goal or bound is False:
+            continue
+        if bound is None:
+            out.append(f"{share_key(goal['load_share'])} load: {goal['best_mode']}'s work alone "
+                       f"exceeds {goal['cpu_ratio_limit']:.0%} of busy's CPU time")
+        else:
+            out.append(f"{share_key(goal['load_share'])} load: within {goal['cpu_ratio_limit']:.0%} "
+                       f"of busy's CPU time, {bound['cpu_share_left_for_wakeups']:.1%} of the CPU "
+                       f"is left for wakeups after {goal['best_mode']}'s work, so at "
+                       f"{cpu_us:.1f} us each at most one every "
+                       f"{bound['least_us_between_wakeups']:.0f} us (the latency goal allows "
+                       f"{goal['p99_added_limit_us']:g} us more than busy's p99)")
+    for p in points:
+        if cpu_us and p["load_share"] in dict(CPU_GOALS) and p.get("naps") and p.get("window_s"):
+            per_s = (p["naps"] + (p.get("sleeps") or 0)) / p["window_s"]
+            out.append(f"{p['mode']} at {share_key(p['load_share'])} load: {per_s:,.0f} naps and "
+                       f"sleeps a second x {cpu_us:.1f} us = {per_s * cpu_us / 1e6:.0%} of the "
+                       f"CPU on wakeups alone; measured CPU time {p['cpu_time_share']:.0%}")
+    pmgmt = [p for p in points if p["mode"] == "pmgmt_pause"]
+    if pmgmt and (backends or {}).get("pause") == "rte_pause spin":
+        out.append("pmgmt_pause started, but without WAITPKG DPDK's pause callback spins on "
+                   "rte_pause inside rx_burst: the thread's CPU time stays busy polling's, and the "
+                   "governor counts those spins as polling (busy share), not as pauses")
+    for mode, why in not_measured.items():
+        out.append(f"{mode} not measured: {why}")
+    for p in points:
+        if p["mode"] == BASELINE and p.get("cpu_time_share") is not None \
+                and p["cpu_time_share"] < 0.9:
+            out.append(f"busy at {share_key(p['load_share'])} load was charged only "
+                       f"{p['cpu_time_share']:.0%} of the window's CPU time: the machine took the "
+                       "lcore's CPU away for the rest (other modes' CPU ratios at that load are "
+                       "against that)")
+    return out
 
 
 def goal_verdict(goals: dict) -> dict:
@@ -424,6 +478,7 @@ def measure(settings: Settings, cpu_model: str, offered_load: dict | None = None
         "errors": errors,
         "goals": goals,
         "goal": goal_verdict(goals),
+        "notes": notes(points, goals, wakeup, backends, not_measured),
         "unaccounted_beyond_in_flight": unaccounted_beyond_in_flight(every),
         "lossy_trials_lcore_away": {
             "what": "trials that lost frames with the look of a descheduled lcore (max latency "
@@ -449,6 +504,11 @@ def summary(results: dict) -> str:
                          f"busy (goal {limit:.0%}), lost {goal['lost']}, p99 "
                          + ("?" if added is None else f"{added:+.0f} us")
                          + f": {'met' if goal['met'] else 'missed'}")
+            if goal["cheapest_mode"] != goal["best_mode"]:
+                cheapest = next(m for m in goal["modes"] if m["mode"] == goal["cheapest_mode"])
+                added = cheapest["p99_added_us"]
+                parts.append(f"cheapest {cheapest['mode']} {cheapest['cpu_ratio']:.0%} of busy, lost "
+                             f"{cheapest['lost']}, p99 " + ("?" if added is None else f"{added:+.0f} us"))
         else:
             parts.append(f"{share_key(load)} load: {goal['why']}")
     throughput = goals[f"throughput_at_{share_key(THROUGHPUT_LOAD)}_load"]

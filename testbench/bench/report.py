@@ -1,7 +1,9 @@
 """The views of one benchmark run: printed tables, bench.json, bench.png
 (the forwarding workloads), bench_hybrid.png (the hybrid topology by
-offload percentage), bench_baas.png (the buffering service) and
-bench_latency.png (the gNB downlink's latency and loss by offered load)."""
+offload percentage), bench_baas.png (the buffering service),
+bench_latency.png (the gNB downlink's latency and loss by offered load) and
+bench_power.png (its CPU time, latency and modelled power by load per
+power governor mode)."""
 
 import json
 from pathlib import Path
@@ -313,3 +315,100 @@ def write_latency_png(path: Path, offered_load: dict, machine: Machine) -> None:
                     f"DPDK {machine.dpdk_version}", fontsize=9)
     _save(figure, path, "paced --rx-replay with --latency in every trial; details in "
                 "bench.json \"offered_load\"")
+
+
+def print_power_table(power: dict, console: Console) -> None:
+    """The governor sweep: one row per mode and load (shares of the window:
+    CPU the thread's CPU time, pause and sleep the governor's accounting;
+    MHz the mean simulated or real P-state; W power/model.py's estimate)."""
+    from rich import box
+    reference = power["reference"]
+    table = Table(title=f"host.p4 step 5 by --governor mode and load (% of busy mode's no-drop "
+                        f"rate {reference['mpps']:.2f} Mpps; 0% = {power['settings']['load_0']}); "
+                        f"latency on the radio port; {power['cpu_model']}",
+                  box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False)
+    for column in ("mode", "load", "Mpps", "loss", "CPU", "busy", "pause", "sleep", "MHz",
+                   "p50 us", "p99 us", "max us", "W"):
+        table.add_column(column, justify="left" if column == "mode" else "right", no_wrap=True)
+    for p in sorted(power["points"], key=lambda p: (p["mode"], p["load_share"])):
+        model = p.get("modelled_power") or {}
+        table.add_row(p["mode"], f"{p['load_share']:.0%}", f"{p['delivered_mpps']:.2f}",
+                      f"{p['loss_share']:.2%}", _fmt(p["cpu_time_share"], "{:.0%}"),
+                      _fmt(p["busy_share"], "{:.0%}"), _fmt(p["paused_share"], "{:.0%}"),
+                      _fmt(p["asleep_share"], "{:.0%}"), _fmt(p["mean_freq_mhz"], "{:.0f}"),
+                      _fmt(p["p50_us"], "{:.1f}"), _fmt(p["p99_us"], "{:.1f}"),
+                      _fmt(p["max_us"], "{:.0f}"), _fmt(model.get("watts"), "{:.1f}"))
+    console.print(table)
+    for mode, why in power["not_measured"].items():
+        console.print(f"  {mode}: not measured ({why})")
+    for note in power.get("notes", []):
+        console.print(f"  {note}")
+
+
+def _nan(value: float | None) -> float:
+    return float("nan") if value is None else value
+
+
+def write_power_png(path: Path, power: dict, machine: Machine) -> None:
+    """Paper 000 Fig. 3/4's analog: per --governor mode, the forwarding
+    thread's CPU time share by load, p99 latency by load and, when
+    power/model.py was there, the modelled power by load."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    modes = list(dict.fromkeys(p["mode"] for p in power["points"]))
+    by_mode = {m: sorted((p for p in power["points"] if p["mode"] == m),
+                         key=lambda p: p["load_share"]) for m in modes}
+    # the loads evenly spaced (0%, 1% and 10% would crowd a linear axis)
+    loads_seen = sorted({p["load_share"] for p in power["points"]})
+    at = {load: i for i, load in enumerate(loads_seen)}
+    modelled = any(p.get("modelled_power") for p in power["points"])
+    panels = 3 if modelled else 2
+    figure, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 5))
+    cpu, latency = axes[0], axes[1]
+    for mode, points in by_mode.items():
+        loads = [at[p["load_share"]] for p in points]
+        style = {"marker": "o", "label": mode, "linestyle": "--" if mode == "busy" else "-"}
+        cpu.plot(loads, [(p["cpu_time_share"] or 0) * 100 for p in points], **style)
+        latency.plot(loads, [_nan(p["p99_us"]) for p in points], **style)
+        if modelled:
+            axes[2].plot(loads, [_nan((p.get("modelled_power") or {}).get("watts")) for p in points],
+                         **style)
+    goals = power["goals"]
+    for key, goal in goals.items():
+        if key.startswith("cpu_at_") and goal.get("busy_cpu_time_share"):
+            if goal["load_share"] not in at:
+                continue
+            limit = goal["cpu_ratio_limit"] * goal["busy_cpu_time_share"] * 100
+            cpu.plot([at[goal["load_share"]]], [limit], marker="v", color="#c0392b",
+                     linestyle="none")
+            cpu.annotate(f"goal {goal['cpu_ratio_limit']:.0%} of busy", (at[goal["load_share"]], limit),
+                         textcoords="offset points", xytext=(4, -10), fontsize=7, color="#c0392b")
+    cpu.set_ylabel("forwarding thread's CPU time (% of the window)")
+    cpu.set_ylim(0, 105)
+    cpu.set_title("polling-thread CPU time by load", fontsize=9)
+    latency.set_yscale("log")
+    latency.set_ylabel("p99 latency, arrival to tx burst (us)")
+    latency.set_title("p99 latency (radio port) by load", fontsize=9)
+    if modelled:
+        axes[2].set_ylabel("modelled power of the lcore's core (W above idle)")
+        axes[2].set_ylim(bottom=0)
+        axes[2].set_title("power/model.py estimate (paper 002's constants)", fontsize=9)
+    for axis in axes:
+        axis.set_xticks(range(len(loads_seen)), [f"{load:.0%}" for load in loads_seen])
+        axis.set_xlabel("offered load (% of busy mode's no-drop rate)")
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize=7)
+    wakeup = power["wakeup_cost"]
+    cost = (f"; one {wakeup['nap_ns'] / 1000:g} us nap costs {wakeup['cpu_us_per_sleep']:.1f} us of CPU "
+            f"on this machine" if "cpu_us_per_sleep" in wakeup else "")
+    backends = power.get("backends") or {}
+    figure.suptitle(f"host.p4 (gNB step 5, 65,536 DRBs) by power governor mode, one lcore, "
+                    f"reference {power['reference']['mpps']:.2f} Mpps{cost}\n{machine.cpu_model}; "
+                    f"frequency {backends.get('frequency', '?')}, pause "
+                    f"{backends.get('pause', '?')}, sleep {backends.get('sleep', '?')}", fontsize=9)
+    not_measured = ", ".join(power["not_measured"]) or "none"
+    _save(figure, path, f"load 0% = {power['settings']['load_0']}; CPU time measured (thread "
+                f"clock), watts modelled, no meter; not measured: {not_measured}; details in "
+                "bench.json \"power\"")

@@ -1,13 +1,14 @@
 """`make bench`: every workload measured in the same run on the same lcore,
 then the sections measured apart (offered_load: the gNB step 5's no-drop
 rate and latency by offered load, next to its saturated rate and
-testpmd's; baas: the buffering service on the same lcore, next to the gNB
+testpmd's; power: the same by --governor mode and load, CPU time, P-state
+residency, modelled power and latency against busy polling; baas: the buffering service on the same lcore, next to the gNB
 step 5's AM rate, and attached to host.p4's ring port on the other lcore;
 drb_load: gnbctl's DRB load; hybrid: the hybrid topology by offload
 percentage; p4runtime_write: the P4Runtime server's write rate;
 frontend_speed: the compiler's front end);
 results printed and written to testbench/results/bench.{json,png},
-bench_latency.png, bench_baas.png and bench_hybrid.png.
+bench_latency.png, bench_power.png, bench_baas.png and bench_hybrid.png.
 
 Exit status: 0 when everything selected was measured, the compiled
 programs reach their target shares of their baselines and the sections with
@@ -20,19 +21,20 @@ from pathlib import Path
 
 from rich.console import Console
 
-from testbench.bench import (baas, baas_ring, drb_load, frontend_speed, gnb_offered_load, hybrid,
-                             p4runtime_write)
+from testbench.bench import (baas, baas_ring, drb_load, frontend_speed, gnb_offered_load, gnb_power,
+                             hybrid, p4runtime_write)
 from testbench.bench.dpdk import BenchError
 from testbench.bench.machine import describe_machine
 from testbench.bench.report import (speed_verdicts, print_hybrid_table, print_offered_load_table,
-                                    print_table, write_baas_png, write_hybrid_png, write_json,
-                                    write_latency_png, write_png)
+                                    print_power_table, print_table, write_baas_png,
+                                    write_hybrid_png, write_json, write_latency_png,
+                                    write_png, write_power_png)
 from testbench.bench.sample import Measurement
 from testbench.bench.workloads import ALL_WORKLOADS, PEERS_NOT_MEASURED, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # measured apart from the forwarding workloads
-SECTIONS = ("offered_load", "baas", "drb_load", "hybrid", "p4runtime_write", "frontend_speed")
+SECTIONS = ("offered_load", "power", "baas", "drb_load", "hybrid", "p4runtime_write", "frontend_speed")
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -120,6 +122,17 @@ def main(argv: list[str] | None = None) -> int:
                                              host_p4.median_pps if host_p4 else None,
                                              testpmd.median_pps if testpmd else None),
             console, gnb_offered_load.summary)
+    if selected("power"):
+        # busy mode's 0.1% no-drop rate of the offered_load section is the
+        # reference when it ran; else the section searches it (bounded by
+        # gnb_host_p4's saturated rate of this run when measured)
+        host_p4 = measurements.get("gnb_host_p4")
+        sections["power"] = _measure_section(
+            "power", "host.p4 step 5 by --governor mode and offered load: CPU time, P-states, "
+            "modelled power, latency",
+            lambda: gnb_power.measure(settings, machine.cpu_model, sections.get("offered_load"),
+                                      host_p4.median_pps if host_p4 else None),
+            console, gnb_power.summary)
     if selected("baas"):
         # host.p4 copies every frame it takes (all AM DRBs) to the BaaS port once
         host_p4 = measurements.get("gnb_host_p4")
@@ -177,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         print_offered_load_table(sections["offered_load"], console)
         written.append(args.results_dir / "bench_latency.png")
         write_latency_png(written[-1], sections["offered_load"], machine)
+    if "power" in sections and "skipped" not in sections["power"]:
+        print_power_table(sections["power"], console)
+        written.append(args.results_dir / "bench_power.png")
+        write_power_png(written[-1], sections["power"], machine)
     if "baas" in sections and "skipped" not in sections["baas"]:
         written.append(args.results_dir / "bench_baas.png")
         write_baas_png(written[-1], sections["baas"], machine)

@@ -146,7 +146,7 @@ def test_the_best_mode_is_the_cheapest_that_loses_nothing_within_the_p99_budget(
               pt("costly", 0.1, 0.60, p99=12.0),
               pt("good", 0.01, 0.01)]                     # another load: not counted
     goal = cpu_goal(points, 0.1, 0.20)
-    assert goal["best_mode"] == "good"
+    assert goal["best_mode"] == "good" and goal["cheapest_mode"] == "sleepy"
     assert goal["cpu_ratio"] == pytest.approx(0.18)
     assert goal["p99_added_us"] == pytest.approx(45.0)
     assert goal["met"] and goal["cpu_met"] and goal["zero_loss_met"] and goal["p99_met"]
