@@ -204,7 +204,7 @@ def test_what_a_wakeups_cost_leaves():
 
 
 def test_evaluate_goals_and_the_verdict():
-    points = [pt(BASELINE, 0.1, 1.0), pt("a", 0.1, 0.15, work=0.05),
+    points = [pt(BASELINE, 0.1, 1.0), pt("a", 0.1, 0.15, work=0.05), pt("b", 0.1, 0.9, work=0.5),
               pt(BASELINE, 0.01, 1.0), pt("a", 0.01, 0.08, work=0.01),
               pt(BASELINE, 1.0, 1.0, mpps=12.0), pt("a", 1.0, 1.0, mpps=12.0)]
     goals = evaluate_goals(points, {"pmgmt_pause": "unsupported"}, wakeup_cpu_us=20.0)
@@ -213,6 +213,7 @@ def test_evaluate_goals_and_the_verdict():
     assert goals["throughput_at_100%_load"]["met"]
     assert goals["cpu_at_10%_load"]["wakeup_bound"]["least_us_between_wakeups"] == \
         pytest.approx(20.0 / 0.15)
+    assert goals["cpu_at_10%_load"]["leanest_mode"] == "a"      # the least work, not b's
     assert goals["cpu_at_1%_load"]["wakeup_bound"]["least_us_between_wakeups"] == \
         pytest.approx(20.0 / 0.04)
     assert goal_verdict(goals) == {"met": False, "missed": ["cpu_at_1%_load"]}
