@@ -22,8 +22,9 @@ from typing import AsyncIterator, NamedTuple
 import grpc
 
 from controller import grpc_stubs
-from controller.errors import GnbctlError, TargetUnreachable
+from controller.errors import GnbctlError
 from controller.grpc_stubs import to_dict
+from controller.sidecar_client import SidecarClient, SidecarError, SidecarUnreachable
 
 REPO = Path(__file__).resolve().parents[1]
 PROTO = REPO / "baas" / "proto" / "baas.proto"
@@ -81,78 +82,40 @@ def _event(item) -> dict:
 
 # ---- errors ------------------------------------------------------------------
 
-class BaasError(GnbctlError):
+class BaasError(SidecarError):
     """The BaaS answered with an error status; `code` is its name."""
 
-    def __init__(self, message: str, code: str):
-        super().__init__(message)
-        self.code = code
 
-
-class BaasUnreachable(TargetUnreachable):
+class BaasUnreachable(SidecarUnreachable):
     """Nothing answered at the BaaS's address in time, or it answered
     UNAVAILABLE; `code` is the status name."""
-
-    def __init__(self, message: str, code: str):
-        super().__init__(message)
-        self.code = code
 
 
 # ---- the client --------------------------------------------------------------
 
-class Baas:
+class Baas(SidecarClient):
     """A client of one BaaS: `async with Baas(address) as baas: ...`.
     `name` prefixes every error; `timeout` is each call's deadline."""
 
-    def __init__(self, address: str, name: str = "baas",
-                 timeout: float = DEFAULT_TIMEOUT_S):
-        self.address = address
-        self.name = name
-        self.timeout = timeout
-        self.pb2, self._grpc = stubs()
-        self._channel = None
-        self._stub = None
+    table = "baas"
+    what = "the BaaS"
+    address_forms = '"HOST:PORT"'
+    stub = "BaasStub"
+    channel_options = _CHANNEL_OPTIONS
+    error_type = BaasError
+    unreachable = BaasUnreachable
+    stubs = staticmethod(stubs)
 
-    @classmethod
-    def of(cls, topology, timeout: float | None = None) -> "Baas":
-        """The topology's BaaS (its [baas] table)."""
-        from controller.errors import TopologyError
-        if topology.baas is None:
-            raise TopologyError(f"{topology.path}: no [baas] table: the topology does not "
-                                "say where the BaaS is (address = \"HOST:PORT\")")
-        return cls(topology.baas.address, topology.baas.name,
-                   topology.timeout if timeout is None else timeout)
+    def __init__(self, address: str, name: str = "baas", timeout: float = DEFAULT_TIMEOUT_S):
+        super().__init__(address, name, timeout)
 
-    async def __aenter__(self) -> "Baas":
-        self._channel = grpc.aio.insecure_channel(self.address, options=_CHANNEL_OPTIONS)
-        self._stub = self._grpc.BaasStub(self._channel)
-        return self
-
-    async def __aexit__(self, *exc):
-        await self._channel.close()
-        self._channel = self._stub = None
-
-    def error(self, e: grpc.aio.AioRpcError) -> GnbctlError:
-        code, details = e.code().name, e.details()
-        if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return BaasUnreachable(f"{self.name}: cannot reach the BaaS at {self.address}: "
-                                   f"no answer within {self.timeout:g} s ({code})", code)
-        if e.code() == grpc.StatusCode.UNAVAILABLE:
-            if details.startswith(_SERVER_UNAVAILABLE):
-                return BaasUnreachable(f"{self.name}: the BaaS at {self.address} is "
-                                       f"unavailable: {code}: {details}", code)
-            return BaasUnreachable(f"{self.name}: cannot reach the BaaS at {self.address}: "
-                                   f"{code}: {details}", code)
-        return BaasError(f"{self.name}: {code}: {details}", code)
+    def unavailable_message(self, code: str, details: str) -> str:
+        if details.startswith(_SERVER_UNAVAILABLE):
+            return f"{self.name}: the BaaS at {self.address} is unavailable: {code}: {details}"
+        return super().unavailable_message(code, details)
 
     def _key(self, key) -> object:
         return None if key is None else self.pb2.DrbKey(ue_id=key[0], lcid=key[1])
-
-    async def _unary(self, method: str, request):
-        try:
-            return await getattr(self._stub, method)(request, timeout=self.timeout)
-        except grpc.aio.AioRpcError as e:
-            raise self.error(e) from None
 
     async def stats(self, drb=None) -> dict:
         """The process's statistics (GlobalStats), or DRB (ue_id, lcid)'s (DrbInfo)."""

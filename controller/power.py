@@ -18,25 +18,20 @@ from typing import AsyncIterator
 
 import grpc
 
-from controller.errors import GnbctlError, TargetUnreachable, TopologyError
+from controller.errors import GnbctlError
 from controller.grpc_stubs import to_dict
+from controller.sidecar_client import SidecarClient, SidecarError, SidecarUnreachable
 from power.meters import METER_SOURCES     # a machine's meters, best first
 
 DEFAULT_TIMEOUT_S = 5.0
 
 
-class PowerError(GnbctlError):
+class PowerError(SidecarError):
     """The sidecar answered with an error status; `code` is its name."""
 
-    def __init__(self, message: str, code: str):
-        super().__init__(message)
-        self.code = code
 
-
-class PowerUnreachable(TargetUnreachable):
-    def __init__(self, message: str, code: str):
-        super().__init__(message)
-        self.code = code
+class PowerUnreachable(SidecarUnreachable):
+    """The sidecar did not answer in time, or answered UNAVAILABLE."""
 
 
 def stubs():
@@ -44,51 +39,23 @@ def stubs():
     return power_stubs()
 
 
-class Power:
+class Power(SidecarClient):
     """A client of one sidecar: `async with Power(address) as power: ...`."""
 
-    def __init__(self, address: str, name: str = "power",
-                 timeout: float = DEFAULT_TIMEOUT_S):
-        self.address = address
-        self.name = name
-        self.timeout = timeout
-        self.pb2, self._grpc = stubs()
-        self._channel = None
-        self._stub = None
+    table = "power"
+    what = "the power sidecar"
+    address_forms = '"unix:PATH" or "HOST:PORT"'
+    stub = "PowerStub"
+    error_type = PowerError
+    unreachable = PowerUnreachable
+    stubs = staticmethod(stubs)
 
-    @classmethod
-    def of(cls, topology, timeout: float | None = None) -> "Power":
-        if topology.power is None:
-            raise TopologyError(f"{topology.path}: no [power] table: the topology does not "
-                                "say where the power sidecar is (address = \"unix:PATH\" "
-                                "or \"HOST:PORT\")")
-        return cls(topology.power.address, topology.power.name,
-                   topology.timeout if timeout is None else timeout)
+    def __init__(self, address: str, name: str = "power", timeout: float = DEFAULT_TIMEOUT_S):
+        super().__init__(address, name, timeout)
 
-    async def __aenter__(self) -> "Power":
-        self._channel = grpc.aio.insecure_channel(self.address)
-        self._stub = self._grpc.PowerStub(self._channel)
-        return self
-
-    async def __aexit__(self, *exc):
-        await self._channel.close()
-        self._channel = self._stub = None
-
-    def error(self, e: grpc.aio.AioRpcError) -> GnbctlError:
-        code, details = e.code().name, e.details()
-        if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return PowerUnreachable(f"{self.name}: cannot reach the power sidecar at "
-                                    f"{self.address}: no answer within {self.timeout:g} s "
-                                    f"({code})", code)
-        if e.code() == grpc.StatusCode.UNAVAILABLE:
-            return PowerUnreachable(f"{self.name} at {self.address}: {code}: {details}", code)
-        return PowerError(f"{self.name}: {code}: {details}", code)
-
-    async def _unary(self, method: str, request):
-        try:
-            return await getattr(self._stub, method)(request, timeout=self.timeout)
-        except grpc.aio.AioRpcError as e:
-            raise self.error(e) from None
+    def unavailable_message(self, code: str, details: str) -> str:
+        # the sidecar's own UNAVAILABLE names the target that does not answer
+        return f"{self.name} at {self.address}: {code}: {details}"
 
     async def telemetry(self, target: str = "") -> dict:
         """{"time_ns", "targets": [TargetTelemetry as a dict]}."""
