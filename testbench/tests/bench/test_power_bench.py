@@ -6,10 +6,9 @@ that lose nothing and add at most 50 us to p99, each goal's verdict, the
 throughput at 100% load, what a wakeup's cost leaves)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
+from power.model import Estimate
 from testbench.bench.gnb_power import (BASELINE, IDLE_PPS, cpu_goal, evaluate_goals, goal_verdict,
                                        mean_freq_mhz, modelled_power, offered_pps, point,
                                        throughput_goal, wakeup_bound)
@@ -67,23 +66,12 @@ def test_mean_frequency_weights_the_ladder_by_residency():
     assert mean_freq_mhz(None, LADDER) is None and mean_freq_mhz([1.0], None) is None
 
 
-@dataclass
-class FakeEstimate:
-    watts: float
-    window_s: float
-    c0_s: float
-    c1_s: float
-    c3_s: float
-    c6_s: float
-    mean_freq_mhz: float
-
-
 def test_modelled_power_gives_the_model_nanoseconds_and_the_backends():
     calls = []
 
     def estimate(**kwargs):
         calls.append(kwargs)
-        return FakeEstimate(watts=3.0, window_s=2.0, c0_s=0.5, c1_s=1.5, c3_s=0, c6_s=0,
+        return Estimate(watts=3.0, window_s=2.0, c0_s=0.5, c1_s=1.5, c3_s=0, c6_s=0,
                             mean_freq_mhz=900)
     window = {"busy_share": 0.25, "paused_share": 0.0, "asleep_share": 0.75, "sleeps": 300,
               "pstate_residency_share": [0.5] + [0] * 11 + [0.5], "pstate_end": 12}
