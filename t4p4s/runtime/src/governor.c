@@ -379,7 +379,8 @@ apply_request(struct t4p4s_lcore *lc, uint64_t now)
 	g->th = g->request.thresholds;
 	g->applied_generation = g->request.generation;
 	rte_spinlock_unlock(&g->request.lock);
-	if (policy == g->policy)
+	/* without per-queue state (out of memory at start) the lcore stays busy */
+	if (policy == g->policy || g->queues == NULL)
 		return;
 	g->policy = policy;
 	for (unsigned q = 0; q < lc->n_rx; q++)
