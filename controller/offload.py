@@ -29,15 +29,25 @@ def bucket_host(hosts, bucket: int):
     return hosts[bucket % len(hosts)]
 
 
-def vf_assignment(hosts, live: set[str] | None = None) -> dict[int, int | None]:
+def vf_assignment(hosts, live: set[str] | None = None,
+                  active: tuple[str, ...] | None = None) -> dict[int, int | None]:
     """Bucket -> the NIC port of its host. Buckets are dealt round-robin
-    over the topology's hosts, so a bucket's host never changes; a bucket
-    whose host is not live (None) stays on the NIC, and the other hosts'
-    load does not move."""
+    over the topology's hosts, so a bucket's home host never changes; a
+    bucket whose host is not live (None) stays on the NIC, and the other
+    hosts' load does not move. With `active` (core consolidation,
+    controller/consolidate.py) the buckets of a home host outside it are
+    dealt round-robin over the active hosts instead; the active hosts keep
+    their own, so folding and spreading move only the freed hosts' buckets."""
     if not hosts:
         return {b: None for b in range(VF_BUCKETS)}
-    owners = {b: bucket_host(hosts, b) for b in range(VF_BUCKETS)}
-    return {b: h.vf_port if live is None or h.name in live else None for b, h in owners.items()}
+    on = [h for h in hosts if active and h.name in active] or list(hosts)
+
+    def owner(bucket: int):
+        home = bucket_host(hosts, bucket)
+        return home if home in on else on[bucket % len(on)]
+
+    return {b: h.vf_port if live is None or h.name in live else None
+            for b, h in ((b, owner(b)) for b in range(VF_BUCKETS))}
 
 
 def _require(target, table: str):

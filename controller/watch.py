@@ -48,6 +48,14 @@ SNs need no care for hosts: the NIC numbers every radio frame (host-built
 ones when they come back through it), so frames lost inside a dead host
 never got an SN.
 
+Consolidation. With a [power] sidecar in the topology, every
+CONSOLIDATION_PERIOD_S the watcher reads the sidecar's consolidation policy
+and the hosts' lcore work, decides per NIC which live hosts get the VF
+buckets (controller/consolidate.py) and writes the difference; it also puts
+back an assignment something else changed (`offload set` deals the buckets
+over every live host). A dead host's buckets are parked as above whether
+or not it was active; the next decision deals them over the live hosts.
+
 The watcher holds no P4Runtime session between changes and reads without
 one: other gnbctl commands (which use the same election id) work while it
 runs."""
@@ -60,7 +68,7 @@ from dataclasses import dataclass
 import grpc
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
-from controller import drbs, offload, pipeline, table_copy, targets
+from controller import consolidate, drbs, offload, pipeline, power, table_copy, targets
 from controller.errors import GnbctlError
 
 DEFAULT_INTERVAL_S = 0.1
@@ -78,7 +86,8 @@ class Event:
     at: float
     target: str         # the host, or the NIC
     what: str           # "watching", "dead", "restarted", "provisioning", "back",
-                        # "nic down", "nic restored", "nic not pushed", "failed"
+                        # "nic down", "nic restored", "nic not pushed", "failed",
+                        # "consolidated", "spread", "consolidation paused"
     seconds: float      # from detection to the change written
     detail: str = ""
 
@@ -114,6 +123,12 @@ class Watcher:
         self.restoring: set[str] = set()          # NICs whose restore has not completed
         self.returned_at: dict[str, float] = {}   # host -> when its return was detected
         self._schemas: dict = {}
+        self.consolidators = {nic.name: consolidate.Consolidator([h.name for h in hosts])
+                              for nic, hosts in ((n, self.hosts[n.name]) for n in self.nics)}
+        self.work = consolidate.WorkMeter()
+        self.policy = consolidate.Policy()        # the sidecar's, as last read
+        self.policy_error: str | None = None      # why it could not be read, as last reported
+        self.consolidated_at = 0.0
 
     async def run(self, stop: asyncio.Event):
         """Probes every interval until `stop` is set. A failed change (a NIC
@@ -127,6 +142,10 @@ class Watcher:
                         await self._check(nic)
                     except GnbctlError as e:
                         self._emit(nic.name, "failed", started, f"{e}; trying again")
+                if self.topology.power is not None and \
+                        started - self.consolidated_at >= consolidate.CONSOLIDATION_PERIOD_S:
+                    self.consolidated_at = started
+                    await self._consolidate(started)
                 try:
                     await asyncio.wait_for(stop.wait(),
                                            max(0.0, self.interval - (time.monotonic() - started)))
@@ -289,7 +308,7 @@ class Watcher:
             return
         async with targets.session(self.topology, [nic]) as (target,):
             await target.write(await offload.vf_updates(
-                target, offload.vf_assignment(hosts, keep)))
+                target, offload.vf_assignment(hosts, keep, self._active(nic))))
         for name in sorted((known or set()) - keep):
             what = "restarted" if state[name] == "fresh" else "dead"
             self._emit(name, what, detected, f"its DRBs are processed by {nic.name}")
@@ -370,6 +389,58 @@ class Watcher:
             await table_copy.copy_tables(nic, host, DOWNLINK_TABLES)
             provisioning.serving = True
             await table_copy.copy_tables(nic, host, RECORD_ONLY_TABLES)
+
+    # ---- consolidation -----------------------------------------------------
+
+    def _active(self, nic) -> tuple[str, ...] | None:
+        return self.consolidators[nic.name].active or None
+
+    async def _read_power(self) -> dict | None:
+        """The sidecar's policy (kept in self.policy) and telemetry; None
+        when it does not answer (reported once, until it answers again)."""
+        try:
+            async with power.connect(self.topology, consolidate.CONSOLIDATION_PERIOD_S) \
+                    as client:
+                self.policy = consolidate.Policy.from_sidecar(await client.get_consolidation())
+                telemetry = await client.telemetry()
+        except GnbctlError as e:
+            if self.policy_error != str(e):
+                self.policy_error = str(e)
+                self._emit(self.topology.power.name, "consolidation paused", time.monotonic(),
+                           f"{e}; the hosts are spread until it answers")
+            return None
+        self.policy_error = None
+        return telemetry
+
+    async def _consolidate(self, started: float):
+        telemetry = await self._read_power()
+        for nic in self.nics:
+            hosts = self.hosts[nic.name]
+            live = self.live.get(nic.name)
+            if not hosts or live is None or self.nic_state.get(nic.name) != "up" \
+                    or nic.name in self.restoring:
+                continue
+            loads = (self.work.loads(telemetry, [h.name for h in hosts])
+                     if telemetry is not None else None)
+            consolidator = self.consolidators[nic.name]
+            before, was = consolidator.active, consolidator.effective(live)
+            decision = consolidator.decide(self.policy, list(live), loads, started)
+            try:
+                async with targets.session(self.topology, [nic]) as (target,):
+                    updates = await offload.vf_updates(
+                        target, offload.vf_assignment(hosts, live, decision.active or None))
+                    await target.write(updates)
+            except GnbctlError as e:
+                consolidator.active = before        # decided again next period
+                self._emit(nic.name, "failed", started, f"consolidation: {e}; trying again")
+                continue
+            now = consolidator.effective(live)
+            if now != was or updates:
+                what = "consolidated" if decision.active else "spread"
+                self._emit(nic.name, what, started,
+                           f"VF buckets on {', '.join(sorted(now)) or 'no host'} "
+                           f"({len(updates)} moved): {decision.reason}"
+                           + ("" if now != was else " (put back: another command changed them)"))
 
     def _emit(self, target: str, what: str, detected: float, detail: str):
         self.report(Event(time.time(), target, what, time.monotonic() - detected, detail))
