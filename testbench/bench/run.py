@@ -2,13 +2,16 @@
 then the sections measured apart (offered_load: the gNB step 5's no-drop
 rate and latency by offered load, next to its saturated rate and
 testpmd's; power: the same by --governor mode and load, CPU time, P-state
-residency, modelled power and latency against busy polling; baas: the buffering service on the same lcore, next to the gNB
+residency, modelled power and latency against busy polling; consolidation:
+the hybrid topology at a low load with core consolidation off and on; baas:
+the buffering service on the same lcore, next to the gNB
 step 5's AM rate, and attached to host.p4's ring port on the other lcore;
 drb_load: gnbctl's DRB load; hybrid: the hybrid topology by offload
 percentage; p4runtime_write: the P4Runtime server's write rate;
 frontend_speed: the compiler's front end);
 results printed and written to testbench/results/bench.{json,png},
-bench_latency.png, bench_power.png, bench_baas.png and bench_hybrid.png.
+bench_latency.png, bench_power.png, bench_consolidation.png, bench_baas.png
+and bench_hybrid.png.
 
 Exit status: 0 when everything selected was measured, the compiled
 programs reach their target shares of their baselines and the sections with
@@ -22,19 +25,20 @@ from pathlib import Path
 from rich.console import Console
 
 from testbench.bench import (baas, baas_ring, drb_load, frontend_speed, gnb_offered_load, gnb_power,
-                             hybrid, p4runtime_write)
+                             hybrid, hybrid_power, p4runtime_write)
 from testbench.bench.dpdk import BenchError
 from testbench.bench.machine import describe_machine
-from testbench.bench.report import (speed_verdicts, print_hybrid_table, print_offered_load_table,
+from testbench.bench.report import (speed_verdicts, print_consolidation_table,
+                                    print_hybrid_table, print_offered_load_table,
                                     print_power_table, print_table, write_baas_png,
-                                    write_hybrid_png, write_json, write_latency_png,
-                                    write_png, write_power_png)
+                                    write_consolidation_png, write_hybrid_png, write_json,
+                                    write_latency_png, write_png, write_power_png)
 from testbench.bench.sample import Measurement
 from testbench.bench.workloads import ALL_WORKLOADS, PEERS_NOT_MEASURED, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # measured apart from the forwarding workloads
-SECTIONS = ("offered_load", "power", "baas", "drb_load", "hybrid", "p4runtime_write", "frontend_speed")
+SECTIONS = ("offered_load", "power", "consolidation", "baas", "drb_load", "hybrid", "p4runtime_write", "frontend_speed")
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -133,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
             lambda: gnb_power.measure(settings, machine.cpu_model, sections.get("offered_load"),
                                       host_p4.median_pps if host_p4 else None),
             console, gnb_power.summary)
+    if selected("consolidation"):
+        sections["consolidation"] = _measure_section(
+            "consolidation", "the hybrid topology at a low load, core consolidation off and on",
+            lambda: hybrid_power.measure(args.build_dir, machine.cpu_model), console,
+            hybrid_power.summary)
     if selected("baas"):
         # host.p4 copies every frame it takes (all AM DRBs) to the BaaS port once
         host_p4 = measurements.get("gnb_host_p4")
@@ -194,6 +203,10 @@ def main(argv: list[str] | None = None) -> int:
         print_power_table(sections["power"], console)
         written.append(args.results_dir / "bench_power.png")
         write_power_png(written[-1], sections["power"], machine)
+    if "consolidation" in sections and "skipped" not in sections["consolidation"]:
+        print_consolidation_table(sections["consolidation"], console)
+        written.append(args.results_dir / "bench_consolidation.png")
+        write_consolidation_png(written[-1], sections["consolidation"], machine)
     if "baas" in sections and "skipped" not in sections["baas"]:
         written.append(args.results_dir / "bench_baas.png")
         write_baas_png(written[-1], sections["baas"], machine)

@@ -108,6 +108,7 @@ class TargetSpec:
     # which each start empties)
     registers_file: Path | None = None
     governor: str = "nap"     # --governor: nap lets many processes share two cores
+    options: tuple[str, ...] = ()   # more runtime options (a paced --rx-replay source, ...)
 
     @property
     def p4runtime_address(self) -> str:
@@ -135,7 +136,7 @@ class TargetSpec:
             args += ["--mbufs", str(self.extra_mbufs)]
         if self.registers_file is not None:
             args += ["--registers-file", str(self.registers_file)]
-        return args
+        return args + list(self.options)
 
 
 def af_packet_pf_vdevs(interfaces: list[str]) -> list[str]:

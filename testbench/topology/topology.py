@@ -56,6 +56,7 @@ class TopologyConfig:
     # veth pairs into the namespaces of TopologyNetwork.
     pf_vdevs: tuple[str, ...] | None = None
     nic_extra_mbufs: int = 0                # for a net_pcap PF that replays from memory
+    nic_options: tuple[str, ...] = ()       # more NIC runtime options (a paced --rx-replay)
     # the buffering service on the far end of the BaaS PF (namespaces only)
     baas: bool = False
     baas_lcore: int = 1
@@ -129,6 +130,7 @@ class HybridTopology:
                         extra_mbufs=config.nic_extra_mbufs,
                         registers_file=self.nic_registers_file)
         spec.governor = config.governor
+        spec.options = config.nic_options
         self.nic = Target(spec)
         for i, memif_socket in enumerate(memif_sockets):
             lcore = config.host_lcores[i % len(config.host_lcores)]
