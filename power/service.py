@@ -5,7 +5,7 @@ messages, and its exceptions into status codes:
 | exception | status |
 |---|---|
 | NotFound (unknown target or lcore) | NOT_FOUND |
-| InvalidArgument (no target name, no mode, unknown power source) | INVALID_ARGUMENT |
+| InvalidArgument (no target name, no mode, unknown power source, a consolidation policy off its rules) | INVALID_ARGUMENT |
 | TargetRefused (the runtime's {"ok": false}: a bad mode or threshold) | INVALID_ARGUMENT with the runtime's message; NOT_FOUND when its code is ENOENT |
 | TargetUnavailable (no answer on the control socket) | UNAVAILABLE |
 | MalformedReply (not the contract's shape) | INTERNAL |
@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 
 from controller import grpc_stubs
+from power import consolidation
 from power.targets import (InvalidArgument, MalformedReply, NotFound, TargetRefused,
                            TargetUnavailable)
 
@@ -52,7 +53,7 @@ def _lcore_message(pb2, lc: dict):
                               "pstate_transitions", "polls", "empty_polls", "packets",
                               "busy_ns", "paused_ns", "asleep_ns", "pauses", "sleeps",
                               "interrupt_wakeups", "pstate_residency_ns", "cpu_time_ns",
-                              "thresholds")},
+                              "thresholds", "work_ns")},
         proc=pb2.ProcCpuTime(**lc["proc"]), model=pb2.ModelEstimate(**lc["model"]))
 
 
@@ -65,6 +66,12 @@ def target_message(pb2, row: dict):
         backends=pb2.Backends(**row["backends"]), pstates_mhz=row["pstates_mhz"],
         thresholds=row["thresholds"], lcores=[_lcore_message(pb2, lc) for lc in row["lcores"]],
         modelled_watts=row["modelled_watts"], window_s=row["window_s"])
+
+
+def consolidation_message(pb2, policy: dict):
+    return pb2.Consolidation(enabled=policy["enabled"],
+                             thresholds=pb2.ConsolidationThresholds(**policy["thresholds"]),
+                             changed_ns=policy["changed_ns"])
 
 
 class PowerServicer:
@@ -114,6 +121,16 @@ class PowerServicer:
             readings=[self.pb2.PowerReading(**{k: v for k, v in r.items()
                                                if k in fields and v is not None})
                       for r in readings])
+
+    async def GetConsolidation(self, request, context):
+        return consolidation_message(self.pb2, await self._call(
+            context, self.sidecar.get_consolidation()))
+
+    async def SetConsolidation(self, request, context):
+        changes = {f: getattr(request, f) for f in ("enabled", *consolidation.FIELDS)
+                   if request.HasField(f)}
+        return consolidation_message(self.pb2, await self._call(
+            context, self.sidecar.set_consolidation(changes)))
 
 
 def add_to_server(sidecar, server) -> None:

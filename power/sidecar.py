@@ -7,10 +7,14 @@ and as a stream, governor modes and thresholds set per target or lcore
 (passed to the runtime: the runtime owns them, the sidecar keeps no copy),
 and power by source. It applies nothing itself: a target's frequency
 backend, where it is real (rte_power), changes the P-state inside the
-runtime.
+runtime. It also holds the core consolidation policy (power/consolidation.py:
+--consolidate, --consolidate-thresholds, then GetConsolidation and
+SetConsolidation), which the controller's `gnbctl run` applies to the NICs.
 
     python -m power --target host0=/run/host0/control.sock --grpc unix:/run/power.grpc
     python -m power --targets targets.toml --grpc 127.0.0.1:9700 --period-ms 100
+    python -m power --target nic=/run/nic/control.sock --consolidate on \
+        --consolidate-thresholds consolidate_below=0.4,hold_s=5
 
 targets.toml:
 
@@ -32,6 +36,7 @@ import time
 import tomllib
 from pathlib import Path
 
+from power import consolidation
 from power import targets as targets_mod
 from power.meters import METER_SOURCES, SOURCES, Meters
 from power.targets import (InvalidArgument, MalformedReply, NotFound, Target, TargetRefused,
@@ -45,13 +50,15 @@ class Sidecar:
     """The sidecar's state: its targets and meters, and what each gRPC
     call asks of them."""
 
-    def __init__(self, targets: list[Target], meters: Meters, period_s: float):
+    def __init__(self, targets: list[Target], meters: Meters, period_s: float,
+                 policy: consolidation.Policy | None = None):
         names = [t.name for t in targets]
         if len(set(names)) != len(names):
             raise ValueError(f"target names must be unique: {names}")
         self.targets = {t.name: t for t in targets}
         self.meters = meters
         self.period_s = period_s
+        self.consolidation = policy or consolidation.Policy()
         # windowed values span one to two periods
         self.min_age_s = period_s
 
@@ -136,6 +143,17 @@ class Sidecar:
                 readings += _target_readings(row, source)
         return now, readings
 
+    async def get_consolidation(self) -> dict:
+        return self.consolidation.as_dict()
+
+    async def set_consolidation(self, changes: dict) -> dict:
+        """The fields given, all or none (InvalidArgument names the field
+        and its rule); the policy afterwards."""
+        try:
+            return self.consolidation.set(changes)
+        except ValueError as e:
+            raise InvalidArgument(str(e)) from None
+
     async def poll_forever(self, stop: asyncio.Event):
         """Every period: a sample of every target and meter (the windows'
         bases); a target that fails is tried again next period."""
@@ -194,6 +212,13 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"where to serve: HOST:PORT or unix:PATH (default {DEFAULT_GRPC})")
     p.add_argument("--period-ms", type=int, metavar="MS",
                    help=f"how often to poll targets and meters (default {DEFAULT_PERIOD_MS})")
+    p.add_argument("--consolidate", default="off", metavar="on|off",
+                   help="core consolidation policy at start (default off; gnbctl run "
+                        "applies it, `gnbctl power consolidate` changes it)")
+    p.add_argument("--consolidate-thresholds", metavar="NAME=VALUE[,...]",
+                   help="its thresholds (default " + ",".join(
+                       f"{k}={getattr(consolidation.DEFAULTS, k)}"
+                       for k in consolidation.FIELDS) + ")")
     p.add_argument("--sysfs-root", type=Path, default=Path("/sys"), help=argparse.SUPPRESS)
     p.add_argument("--proc-root", type=Path, default=Path("/proc"), help=argparse.SUPPRESS)
     return p
@@ -235,6 +260,20 @@ def load_config(args) -> tuple[list[tuple[str, str]], str, int]:
     return pairs, args.grpc or grpc or DEFAULT_GRPC, period
 
 
+def load_policy(args) -> consolidation.Policy:
+    """The consolidation policy of --consolidate and
+    --consolidate-thresholds; ValueError says what is wrong."""
+    enabled = consolidation.parse_switch(args.consolidate)
+    if args.consolidate_thresholds is None:
+        return consolidation.Policy(enabled)
+    try:
+        thresholds = consolidation.checked(
+            consolidation.DEFAULTS, consolidation.parse_thresholds(args.consolidate_thresholds))
+    except ValueError as e:
+        raise ValueError(f"--consolidate-thresholds: {e}") from None
+    return consolidation.Policy(enabled, thresholds)
+
+
 async def serve(sidecar: Sidecar, address: str, stop: asyncio.Event) -> None:
     import grpc
     from power import service
@@ -259,14 +298,16 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
         pairs, address, period_ms = load_config(args)
+        policy = load_policy(args)
     except ValueError as e:
         print(f"power: error: {e}", file=sys.stderr)
         return 2
     meters = Meters(args.sysfs_root)
     sidecar = Sidecar([Target(n, c, args.proc_root) for n, c in pairs], meters,
-                      period_ms / 1000)
+                      period_ms / 1000, policy)
     print(f"power: {len(pairs)} targets ({', '.join(n for n, _ in pairs)}), every "
           f"{period_ms} ms; power sources: {', '.join(meters.sources)}", flush=True)
+    print(f"power: {policy.describe()}", flush=True)
     for meter in meters.meters:
         print(f"power: meter {meter.source} {meter.name}: {meter.path}", flush=True)
 

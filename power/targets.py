@@ -31,8 +31,8 @@ REQUEST_TIMEOUT_S = 2.0
 HISTORY = 64
 
 LCORE_COUNTERS = ("pstate_transitions", "polls", "empty_polls", "packets", "busy_ns",
-                  "paused_ns", "asleep_ns", "pauses", "sleeps", "interrupt_wakeups",
-                  "cpu_time_ns")
+                  "work_ns", "paused_ns", "asleep_ns", "pauses", "sleeps",
+                  "interrupt_wakeups", "cpu_time_ns")
 LCORE_FIELDS = ("lcore", "tid", "mode", "pstate", "freq_mhz", *LCORE_COUNTERS,
                 "pstate_residency_ns", "thresholds")
 
@@ -93,6 +93,9 @@ def parse_power(reply: dict) -> dict:
             raise MalformedReply(f"{where} has no {', '.join(missing)}")
         lcore = {k: _uint(f"{where}.{k}", raw[k])
                  for k in ("lcore", "tid", "pstate", "freq_mhz", *LCORE_COUNTERS)}
+        if lcore["work_ns"] > lcore["busy_ns"]:
+            raise MalformedReply(f"{where}.work_ns: {lcore['work_ns']} is more than busy_ns "
+                                 f"{lcore['busy_ns']} (busy is work and empty polls)")
         if not isinstance(raw["mode"], str):
             raise MalformedReply(f"{where}.mode: {raw['mode']!r} is not a string")
         lcore["mode"] = raw["mode"]

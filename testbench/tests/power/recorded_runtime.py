@@ -2,7 +2,7 @@
 shape (/work/notes/power_interface.md), for the sidecar's parsing tests
 (test_contract.py): JSON lines over a UNIX stream socket, as the runtime's.
 `power` answers the recording with busy_ns advanced by `advance_ns` per
-call; `power_mode` and `power_thresholds` answer what the contract says,
+call (as empty polls: poll_ns with it, work_ns as recorded); `power_mode` and `power_thresholds` answer what the contract says,
 refusing an unknown mode, lcore or threshold key as the runtime would."""
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ class RecordedRuntime:
         if cmd == "power":
             for lc in lcores.values():
                 lc["busy_ns"] += self.advance_ns
+                lc["poll_ns"] += self.advance_ns
                 lc["pstate_residency_ns"][lc["pstate"]] += self.advance_ns
             return copy.deepcopy(self.reply)
         chosen = list(lcores) if "lcore" not in request else [request["lcore"]]

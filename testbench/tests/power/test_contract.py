@@ -42,6 +42,9 @@ def test_the_recorded_reply_parses(recorded):
     (lambda r: r.pop("lcores"), "no 'lcores'"),
     (lambda r: r["lcores"][1].pop("asleep_ns"), "lcores[1] has no asleep_ns"),
     (lambda r: r["lcores"][0].update(busy_ns=-1), "lcores[0].busy_ns: -1"),
+    (lambda r: r["lcores"][0].pop("work_ns"), "lcores[0] has no work_ns"),
+    (lambda r: r["lcores"][1].update(work_ns=2_000_000_000),
+     "lcores[1].work_ns: 2000000000 is more than busy_ns 1000000000"),
     (lambda r: r["lcores"][0].update(mode=3), "lcores[0].mode: 3 is not a string"),
     (lambda r: r["backends"].pop("sleep"), "backends"),
     (lambda r: r["thresholds"].update(ring_fill_pct="50"), "thresholds.ring_fill_pct"),
@@ -86,6 +89,7 @@ def test_telemetry_over_a_window_uses_the_deltas(recorded, tmp_path):
     assert row["modelled_watts"] == pytest.approx(w0["watts"])
     # counters are the runtime's totals, not deltas
     assert row["lcores"][0]["busy_ns"] == recorded["lcores"][0]["busy_ns"] + 100_000_000
+    assert [lc["work_ns"] for lc in row["lcores"]] == [20_000_000, 100_000_000]
 
     # since start: the totals (0.2 busy + 0.1 spin paused at 10% P0 / 90% P12, 0.7 asleep
     # in 1,000 sleeps of 700 us: C6)
