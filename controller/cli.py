@@ -178,6 +178,24 @@ def _power_parser(sub):
                          help="default: the sidecar's period")
     watch_p.add_argument("--count", type=_uint(32), default=0,
                          help="stop after this many samples (default: never)")
+    cons = p_sub.add_parser("consolidate", help="the core consolidation policy the sidecar "
+                                                "holds and `gnbctl run` applies to the NICs' "
+                                                "VF buckets; without on/off or a flag it shows "
+                                                "it, with each NIC's VF buckets per host")
+    cons.add_argument("switch", nargs="?", choices=("on", "off"), metavar="on|off")
+    cons.add_argument("--consolidate-below", type=float, metavar="F",
+                      help="fold hosts while their work fits fewer hosts' lcores at this "
+                           "fill (0 < F < spread-above)")
+    cons.add_argument("--spread-above", type=float, metavar="F",
+                      help="spread at once when the active hosts' lcores are busier than "
+                           "this (consolidate-below < F <= 1)")
+    cons.add_argument("--hold-s", type=_uint(32), metavar="N",
+                      help="folding waits until its condition has held N s (1..3600)")
+    cons.add_argument("--min-hosts", type=_uint(32), metavar="N",
+                      help="never fewer hosts per NIC (1..64)")
+    # also after the subcommand; SUPPRESS keeps a --json given before it
+    cons.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                      help="as gnbctl --json")
 
 
 class Output:
@@ -375,6 +393,37 @@ def _power_line(sample: dict) -> str:
     return " | ".join(parts)
 
 
+def _consolidation(args, topo, out: Output, result: dict) -> dict:
+    """`power consolidate`'s tables: the policy, then per NIC its VF
+    buckets per host now."""
+    policy, t = result["policy"], result["policy"]["thresholds"]
+    changed = time.strftime("%Y-%m-%d %H:%M:%S",
+                            time.localtime(policy["changed_ns"] // 10**9))
+    out.table(f"consolidation policy ({topo.power.name})",
+              ["consolidation", "consolidate below", "spread above", "hold s", "min hosts",
+               "changed"],
+              [["on" if policy["enabled"] else "off", f"{t['consolidate_below']:g}",
+                f"{t['spread_above']:g}", t["hold_s"], t["min_hosts"], changed]])
+    rows = []
+    for nic in result["nics"]:
+        if "error" in nic:
+            rows.append([nic["target"], None, None, None, nic["error"]])
+            continue
+        rows += [[nic["target"], f"{nic['percent']:g}", host, v["vf_buckets"],
+                  f"{v['percent']:g}"] for host, v in nic["hosts"].items()]
+        rows.append([nic["target"], f"{nic['percent']:g}",
+                     "(no vf_bucket table)" if nic["vf_buckets_on_nic"] is None
+                     else "(kept on the NIC)", nic["vf_buckets_on_nic"], None])
+    if result["nics"]:
+        out.table(f"VF buckets per host now (of {offload.VF_BUCKETS} per NIC)",
+                  ["NIC", "offloaded %", "host", "VF buckets", "% of traffic"], rows)
+    else:
+        out.note("no NIC selected: no VF buckets to show")
+    out.note("`gnbctl run` applies the policy to the NICs' VF buckets every second: "
+             "nothing moves while no `gnbctl run` runs")
+    return result
+
+
 async def _power(args, topo, out: Output):
     """gnbctl power ...: one client of the topology's power sidecar, on the
     targets --target names (default: every target the sidecar has)."""
@@ -421,6 +470,13 @@ async def _power(args, topo, out: Output):
                     "power": {"sources": readings["sources"],
                               "source": power.power_source(readings["sources"]),
                               "readings": shown}}
+        if args.action == "consolidate":
+            return _consolidation(args, topo, out, await power.consolidation(
+                client, topo, [c for c in topo.select(args.targets) if c.role == "nic"],
+                {"enabled": None if args.switch is None else args.switch == "on",
+                 "consolidate_below": args.consolidate_below,
+                 "spread_above": args.spread_above, "hold_s": args.hold_s,
+                 "min_hosts": args.min_hosts}))
         names = args.targets or [t["name"] for t in (await client.telemetry())["targets"]]
         if args.action == "mode":
             result = [await client.set_mode(n, args.mode, lcore) for n in names]

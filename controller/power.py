@@ -10,14 +10,16 @@ does not answer in time or answers UNAVAILABLE (a target it governs does
 not answer on its control socket); `PowerError` (exit code 1) for any
 other status, its `code` the status name (NOT_FOUND: an unknown target or
 lcore; INVALID_ARGUMENT: a bad mode or threshold, with the runtime's
-message)."""
+message, or a consolidation policy off its rules)."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import AsyncIterator
 
 import grpc
 
+from controller import offload, targets
 from controller.errors import GnbctlError
 from controller.grpc_stubs import to_dict
 from controller.sidecar_client import SidecarClient, SidecarError, SidecarUnreachable
@@ -89,12 +91,55 @@ class Power(SidecarClient):
         return to_dict(await self._unary("ReadPower", self.pb2.ReadPowerRequest(
             source=source, target=target)))
 
+    async def get_consolidation(self) -> dict:
+        """The core consolidation policy: {"enabled", "thresholds":
+        {"consolidate_below", "spread_above", "hold_s", "min_hosts"},
+        "changed_ns"}."""
+        return to_dict(await self._unary("GetConsolidation",
+                                         self.pb2.GetConsolidationRequest()))
+
+    async def set_consolidation(self, **fields) -> dict:
+        """Sets the fields given (enabled, consolidate_below, spread_above,
+        hold_s, min_hosts; None: left as it is), all or none: a value off
+        the rules is a PowerError INVALID_ARGUMENT naming it. The policy
+        afterwards, as get_consolidation()."""
+        given = {k: v for k, v in fields.items() if v is not None}
+        return to_dict(await self._unary("SetConsolidation",
+                                         self.pb2.SetConsolidationRequest(**given)))
+
 
 @contextlib.asynccontextmanager
 async def connect(topology, timeout: float | None = None):
     """The topology's sidecar as a connected client (TopologyError without [power])."""
     async with Power.of(topology, timeout) as client:
         yield client
+
+
+async def vf_spread(topology, nic) -> dict:
+    """How NIC `nic`'s VF buckets are spread over its hosts now
+    (controller/offload.py show(), in a session of its own) and how many
+    no host of the topology has ("vf_buckets_on_nic"; None without a
+    vf_bucket table); a NIC that cannot be read is a row with its error."""
+    try:
+        async with targets.session(topology, [nic]) as (target,):
+            shown = await offload.show(target, topology.hosts_behind(nic.name))
+            has_vf_table = target.has_table("vf_bucket")
+    except GnbctlError as e:
+        return {"target": nic.name, "error": str(e)}
+    on_hosts = sum(h["vf_buckets"] for h in shown["hosts"].values())
+    shown["vf_buckets_on_nic"] = offload.VF_BUCKETS - on_hosts if has_vf_table else None
+    return shown
+
+
+async def consolidation(client: Power, topology, nics, changes: dict) -> dict:
+    """The consolidation policy, after setting `changes` when any is not
+    None (set_consolidation's fields), and each of `nics`' VF spread now:
+    {"policy", "nics"}."""
+    given = {k: v for k, v in changes.items() if v is not None}
+    policy = (await client.set_consolidation(**given) if given
+              else await client.get_consolidation())
+    spreads = await asyncio.gather(*(vf_spread(topology, n) for n in nics))
+    return {"policy": policy, "nics": list(spreads)}
 
 
 def power_source(sources: list[str]) -> str:
