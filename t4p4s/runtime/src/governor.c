@@ -324,6 +324,7 @@ decide_proportional(struct t4p4s_lcore *lc, unsigned round, uint64_t now)
 	if (ns < MIN_NAP_NS)
 		return now;
 	uint64_t after = nap_ns(lc, ns, now);
+	t4p4s_proportional_napped(&g->prop);
 	uint64_t slept = tsc_to_ns(after - now);
 	/* a nap oversleeps by the timer's and the scheduler's delay: naps
 	 * are shortened by its average (weight 1/8). One taken over by a
@@ -408,10 +409,14 @@ period_end(struct t4p4s_lcore *lc, uint64_t now)
 	uint64_t d_packets = packets - g->period_packets, d_polls = polls - g->period_polls;
 	uint64_t d_idle_ns = tsc_to_ns(idle - g->period_idle_tsc);
 	uint64_t d_work_ns = tsc_to_ns(g->work_tsc - g->period_work_tsc);
+	uint64_t d_batch_work_ns = tsc_to_ns(g->batch_work_tsc - g->period_batch_work_tsc);
+	uint64_t d_batch_frames = g->batch_frames - g->period_batch_frames;
 	g->period_packets = packets;
 	g->period_polls = polls;
 	g->period_idle_tsc = idle;
 	g->period_work_tsc = g->work_tsc;
+	g->period_batch_work_tsc = g->batch_work_tsc;
+	g->period_batch_frames = g->batch_frames;
 	g->next_period_tsc = now + period_tsc;
 
 	if (g->policy == T4P4S_GOVERNOR_ADAPTIVE) {
@@ -422,11 +427,19 @@ period_end(struct t4p4s_lcore *lc, uint64_t now)
 		uint32_t mhz = b->pstate_mhz[g->pstate];
 		/* a simulated P-state does not slow the CPU: the work is what
 		 * it would take at the modelled frequency */
-		if (!b->frequency_real)
+		if (!b->frequency_real) {
 			d_work_ns = d_work_ns * b->pstate_mhz[0] / mhz;
-		uint32_t lower = g->pstate + 1 < b->n_pstates ? b->pstate_mhz[g->pstate + 1] : 0;
-		int step = t4p4s_proportional_step(&g->th, &g->prop, elapsed_ns, d_work_ns,
-						   mhz, lower);
+			d_batch_work_ns = d_batch_work_ns * b->pstate_mhz[0] / mhz;
+		}
+		struct t4p4s_proportional_period s = {
+			.period_ns = elapsed_ns,
+			.work_ns = d_work_ns,
+			.batch_work_ns = d_batch_work_ns,
+			.batch_frames = d_batch_frames,
+			.freq_now = mhz,
+			.freq_lower = g->pstate + 1 < b->n_pstates ? b->pstate_mhz[g->pstate + 1] : 0,
+		};
+		int step = t4p4s_proportional_step(&g->th, &g->prop, &s);
 		if (step < 0 && g->pstate > 0)
 			set_pstate(lc, g->pstate - 1, now);
 		else if (step > 0)

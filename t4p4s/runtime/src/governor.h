@@ -80,6 +80,9 @@ struct t4p4s_governor {
 
 	/* counters: written by the lcore only, read by the control thread */
 	uint64_t work_tsc;               /* rounds that received packets */
+	uint64_t batch_work_tsc;         /* of them, rounds that received a batch
+					  * (T4P4S_PROPORTIONAL_BATCH_FRAMES or more) */
+	uint64_t batch_frames;           /* what those rounds received */
 	uint64_t poll_tsc;               /* rounds that received none */
 	uint64_t pause_tsc, sleep_tsc;
 	uint64_t pauses, sleeps, naps, interrupt_wakeups;
@@ -89,6 +92,7 @@ struct t4p4s_governor {
 	uint64_t pstate_tsc[T4P4S_MAX_PSTATES];
 	/* the period's start, for the step-down and the proportional step */
 	uint64_t period_idle_tsc, period_work_tsc, period_packets, period_polls;
+	uint64_t period_batch_work_tsc, period_batch_frames;
 
 	/* the thread, for its CPU time */
 	int tid;
@@ -138,10 +142,15 @@ t4p4s_governor_after_round(struct t4p4s_governor *g, struct t4p4s_lcore *lc,
 			   const unsigned *received, unsigned round, uint64_t now)
 {
 	uint64_t spent = now - g->last_tsc;
-	if (round != 0)
+	if (round != 0) {
 		g->work_tsc += spent;
-	else
+		if (round >= T4P4S_PROPORTIONAL_BATCH_FRAMES) {
+			g->batch_work_tsc += spent;
+			g->batch_frames += round;
+		}
+	} else {
 		g->poll_tsc += spent;
+	}
 	g->last_tsc = now;
 	if (g->policy == T4P4S_GOVERNOR_BUSY || t4p4s_governor_is_pmgmt(g->policy))
 		return;

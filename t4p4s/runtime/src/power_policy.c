@@ -154,26 +154,60 @@ t4p4s_stepdown(const struct t4p4s_power_thresholds *t, uint64_t period_ns,
 	return polls != 0 && packets / polls < t->stepdown_packets_per_poll;
 }
 
+/* The frame cost's average: the first sample counts whole, the next ones
+ * with weight 1/4 (a P-state change or a new traffic mix shows within a
+ * few periods). */
+static void
+frame_cost_sample(struct t4p4s_proportional *p, const struct t4p4s_proportional_period *s)
+{
+	uint64_t sample = s->batch_work_ns * s->freq_now / s->batch_frames;
+	if (p->frame_mcycles == 0)
+		p->frame_mcycles = sample;
+	else if (sample >= p->frame_mcycles)
+		p->frame_mcycles += (sample - p->frame_mcycles) / 4;
+	else
+		p->frame_mcycles -= (p->frame_mcycles - sample) / 4;
+}
+
+/* The work the period's arrivals need at the present P-state: the
+ * measured work, or less, the arrival rate times the frame cost when one
+ * was measured. */
+static uint64_t
+work_needed_ns(const struct t4p4s_proportional *p, const struct t4p4s_proportional_period *s)
+{
+	if (p->frame_mcycles == 0 || s->freq_now == 0)
+		return s->work_ns;
+	/* frames per us << 16, times the period's us, times ns per frame */
+	uint64_t frames_fp = p->rate_ppus_fp * (s->period_ns / 1000);
+	uint64_t needed = frames_fp / 65536 * p->frame_mcycles / s->freq_now;
+	return needed < s->work_ns ? needed : s->work_ns;
+}
+
 int
 t4p4s_proportional_step(const struct t4p4s_power_thresholds *t, struct t4p4s_proportional *p,
-			uint64_t period_ns, uint64_t work_ns,
-			uint32_t freq_now, uint32_t freq_lower)
+			const struct t4p4s_proportional_period *s)
 {
-	if (period_ns == 0)
+	if (s->period_ns == 0)
 		return 0;
-	uint64_t busy = work_ns * 100 / period_ns;
+	if (s->batch_frames != 0)
+		frame_cost_sample(p, s);
+	uint64_t work_ns = work_needed_ns(p, s);
+	uint64_t busy = work_ns * 100 / s->period_ns;
 	p->busy_pct = (uint32_t)(busy > 100 ? 100 : busy);
+	int step = 0;
 	if (p->busy_pct > t->step_up_busy_pct) {
 		p->naps = false;
-		return -1;
+		step = -1;
+	} else {
+		p->naps = p->busy_pct <= t->target_busy_pct;
+		/* the same work at the next lower frequency takes
+		 * freq_now/freq_lower times as long */
+		if (s->freq_lower != 0 && work_ns * s->freq_now * 100 <
+					  (uint64_t)t->target_busy_pct * s->period_ns * s->freq_lower)
+			step = +1;
 	}
-	p->naps = p->busy_pct <= t->target_busy_pct;
-	/* the same work at the next lower frequency takes freq_now/freq_lower
-	 * times as long */
-	if (freq_lower != 0 && work_ns * freq_now * 100 <
-			       (uint64_t)t->target_busy_pct * period_ns * freq_lower)
-		return +1;
-	return 0;
+	p->probe = !p->naps && s->batch_frames == 0;
+	return step;
 }
 
 void
@@ -195,7 +229,7 @@ t4p4s_proportional_nap_ns(const struct t4p4s_power_thresholds *t,
 			  const struct t4p4s_proportional *p,
 			  uint32_t ring, uint32_t queued, uint64_t overshoot_ns)
 {
-	if (!p->naps)
+	if (!p->naps && !p->probe)
 		return 0;
 	uint64_t budget_ns = (uint64_t)t->latency_budget_us * 1000;
 	if (overshoot_ns >= budget_ns)

@@ -123,27 +123,73 @@ bool t4p4s_stepdown(const struct t4p4s_power_thresholds *t, uint64_t period_ns,
 		    uint64_t slept_ns, uint64_t packets, uint64_t polls);
 
 /* The proportional mode. Once per period it moves the P-state by the
- * share of the period the lcore was busy, projected onto the next lower
+ * share of the period the arrivals need, projected onto the next lower
  * P-state (paper 002: run slower rather than race to idle, "act like a
- * tortoise"); between rounds it naps for t4p4s_proportional_nap_ns(). */
+ * tortoise"); between rounds it naps for t4p4s_proportional_nap_ns().
+ *
+ * What the arrivals need is the measured arrival rate times the cost of a
+ * frame in rounds that received a batch, not the work share the lcore
+ * measured: polling without naps hands it one frame per round, and the
+ * whole round (the rx burst call, the tx flush, the round's bookkeeping)
+ * then counts as that frame's work, so at a quarter of its capacity an
+ * lcore measures itself some 80% busy, never finds room for a nap and
+ * never batches. Napping batches the arrivals, and a batch pays a round's
+ * fixed cost once. */
+
+/* Rounds that received at least this many frames measure the cost of a
+ * frame: the round's fixed cost, spread over 16 frames or more, makes it
+ * a little dearer than a frame's own work, which errs towards shorter
+ * naps and a higher P-state. */
+#define T4P4S_PROPORTIONAL_BATCH_FRAMES 16
+
 struct t4p4s_proportional {
 	uint64_t rate_ppus_fp;   /* arrival rate, packets per us << 16, EWMA */
-	uint32_t busy_pct;       /* the last period's work share, modelled at the P-state */
+	uint64_t frame_mcycles;  /* a frame's cost in batched rounds, millicycles at the
+				  * modelled frequency (ns x MHz), EWMA; 0: none measured */
+	uint32_t busy_pct;       /* the share of the period the arrivals need at the P-state */
 	bool naps;               /* the lcore has time to spare at this P-state */
+	bool probe;              /* no batched round last period and no naps: one nap
+				  * to measure the frame cost */
 };
 
-/* -1: one P-state up, +1: one down, 0: stay; sets P->naps. WORK_NS of
- * PERIOD_NS spent in polls that received packets, at the present P-state
- * (FREQ_NOW); FREQ_LOWER the next lower P-state's frequency, 0 at the
- * lowest. Every period the P-state goes one down while the work would
- * take at most target_busy_pct of the time there; naps are taken while
- * the lcore is at most target_busy_pct busy at the present one. (Naps only
- * once the P-state could go no lower made the lcore oscillate: polling
- * without naps hands it one frame per round, which inflates the work
- * share it measures and so holds the P-state up.) */
+/* What a lcore measured over one period. Work is time in rounds that
+ * received frames, modelled at the present P-state. */
+struct t4p4s_proportional_period {
+	uint64_t period_ns;
+	uint64_t work_ns;
+	uint64_t batch_work_ns;  /* of it, in rounds of T4P4S_PROPORTIONAL_BATCH_FRAMES or more */
+	uint64_t batch_frames;   /* the frames those rounds received */
+	uint32_t freq_now;       /* MHz of the present P-state */
+	uint32_t freq_lower;     /* of the next lower one; 0 at the lowest */
+};
+
+/* -1: one P-state up, +1: one down, 0: stay; sets P->naps and P->probe.
+ * The work needed is the smaller of the work measured and the arrival
+ * rate (t4p4s_proportional_observe(), called first) times the frame cost.
+ * Every period the P-state goes one down while the work needed would take
+ * at most target_busy_pct of the time there, one up above
+ * step_up_busy_pct at the present one; naps are taken while it is at most
+ * target_busy_pct at the present one. (Naps only once the P-state could go
+ * no lower made the lcore oscillate.) A period without a batched round
+ * and without naps asks for one probe nap, within the same limits: the
+ * frames it gathers measure the frame cost (a lcore that gets no batch
+ * keeps up frame by frame, so a batch only drains faster). */
 int t4p4s_proportional_step(const struct t4p4s_power_thresholds *t, struct t4p4s_proportional *p,
-			    uint64_t period_ns, uint64_t work_ns,
-			    uint32_t freq_now, uint32_t freq_lower);
+			    const struct t4p4s_proportional_period *s);
+
+/* The lcore took a nap: a probe is done. */
+static inline void
+t4p4s_proportional_napped(struct t4p4s_proportional *p)
+{
+	p->probe = false;
+}
+
+/* The frame cost in ns at FREQ_MHZ (0: none measured). */
+static inline uint64_t
+t4p4s_proportional_frame_ns(const struct t4p4s_proportional *p, uint32_t freq_mhz)
+{
+	return freq_mhz != 0 ? p->frame_mcycles / freq_mhz : 0;
+}
 
 /* The measured arrival rate: PACKETS received over ELAPSED_NS (a period). */
 void t4p4s_proportional_observe(struct t4p4s_proportional *p, uint64_t packets,
@@ -154,7 +200,7 @@ void t4p4s_proportional_observe(struct t4p4s_proportional *p, uint64_t packets,
  * what keeps the added latency in the budget: a frame that arrives as the
  * nap begins waits the nap, its oversleep (OVERSHOOT_NS, measured) and the
  * frames that arrived before it, so nap * (1 + busy share) + overshoot
- * <= budget. */
+ * <= budget, the busy share being what the arrivals need. */
 uint64_t t4p4s_proportional_nap_ns(const struct t4p4s_power_thresholds *t,
 				   const struct t4p4s_proportional *p,
 				   uint32_t ring, uint32_t queued, uint64_t overshoot_ns);

@@ -8,7 +8,10 @@
  *                                  the last round, its action and next P-state
  *   stepdown PERIOD_NS SLEPT_NS PACKETS POLLS
  *   observe PACKETS ELAPSED_NS  -> the proportional rate afterwards
- *   step PERIOD_NS WORK_NS FREQ_NOW FREQ_LOWER
+ *   step PERIOD_NS WORK_NS FREQ_NOW FREQ_LOWER [BATCH_WORK_NS BATCH_FRAMES]
+ *                               -> the step, naps, probe, the work share the
+ *                                  arrivals need and the frame cost (ns at FREQ_NOW)
+ *   napped                      -> a nap was taken (ends a probe)
  *   nap RING QUEUED OVERSHOOT_NS */
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,7 +33,7 @@ main(void)
 	struct t4p4s_power_thresholds t;
 	struct t4p4s_alg1_queue queues[MAX_QUEUES] = { { 0, 0 } };
 	struct t4p4s_alg1_hints lcore = { 0, T4P4S_FREQ_HINT_NONE };
-	struct t4p4s_proportional prop = { 0, 0, false };
+	struct t4p4s_proportional prop = { 0 };
 	bool first = true;
 	char line[512], arg[400];
 	t4p4s_power_thresholds_default(&t);
@@ -63,9 +66,20 @@ main(void)
 			printf("{\"rate_pps\": %.1f}\n", (double)prop.rate_ppus_fp / 65536.0 * 1e6);
 		} else if (sscanf(line, "step %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
 				  &a, &b, &c, &d) == 4) {
-			int step = t4p4s_proportional_step(&t, &prop, a, b, (uint32_t)c, (uint32_t)d);
-			printf("{\"step\": %d, \"naps\": %s, \"busy_pct\": %u}\n", step,
-			       prop.naps ? "true" : "false", prop.busy_pct);
+			struct t4p4s_proportional_period s = {
+				.period_ns = a, .work_ns = b,
+				.freq_now = (uint32_t)c, .freq_lower = (uint32_t)d,
+			};
+			sscanf(line, "step %*u %*u %*u %*u %" SCNu64 " %" SCNu64,
+			       &s.batch_work_ns, &s.batch_frames);
+			int step = t4p4s_proportional_step(&t, &prop, &s);
+			printf("{\"step\": %d, \"naps\": %s, \"probe\": %s, \"busy_pct\": %u, "
+			       "\"frame_ns\": %" PRIu64 "}\n", step, prop.naps ? "true" : "false",
+			       prop.probe ? "true" : "false", prop.busy_pct,
+			       t4p4s_proportional_frame_ns(&prop, s.freq_now));
+		} else if (strncmp(line, "napped", 6) == 0) {
+			t4p4s_proportional_napped(&prop);
+			printf("{\"probe\": %s}\n", prop.probe ? "true" : "false");
 		} else if (sscanf(line, "nap %" SCNu64 " %" SCNu64 " %" SCNu64, &a, &b, &c) == 3) {
 			printf("{\"nap_ns\": %" PRIu64 "}\n",
 			       t4p4s_proportional_nap_ns(&t, &prop, (uint32_t)a, (uint32_t)b, c));
