@@ -1,8 +1,12 @@
 """The `t4p4s` command line: compile, stf, run, p4info, check.
 
 Every failure the user can cause (a bad program, a failing STF test, a
-missing file) ends in a message on stderr and a non-zero exit, never in a
-Python traceback.
+missing file, a bad option) ends in a message on stderr and a non-zero
+exit, never in a Python traceback. Exit codes: 0 done, 1 failed (the
+program was rejected, an STF test failed, a file could not be read or
+written), 2 a bad command line, 70 an internal error (a bug to report;
+T4P4S_TRACEBACK=1 shows where). `t4p4s run` replaces itself with the
+compiled executable, whose exit code is the target's own.
 """
 from __future__ import annotations
 
@@ -14,7 +18,29 @@ from pathlib import Path
 from t4p4s.stf.compile_cache import DEFAULT_CACHE_ROOT, compile_cached
 
 EXIT_FAILURE = 1
-EXIT_USAGE = 2
+EXIT_USAGE = 2          # argparse's own
+EXIT_INTERNAL = 70      # sysexits.h EX_SOFTWARE, as gnbctl's
+TRACEBACK_ENV = "T4P4S_TRACEBACK"
+
+
+class UsageError(SystemExit):
+    """A bad command line, as argparse words it; a SystemExit with code
+    EXIT_USAGE, as argparse's own error, for callers other than main()."""
+
+    def __init__(self, message: str):
+        super().__init__(EXIT_USAGE)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line that names the --help to
+    read (the subcommands' parsers are of this class too)."""
+
+    def error(self, message: str):
+        raise UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
 
 
 def _compile(args) -> int:
@@ -72,7 +98,7 @@ def _check(args) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="t4p4s", description="P4-16 (v1model) compiler to DPDK executables, and its test tools.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -117,7 +143,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as error:
+        print(error, file=sys.stderr)
+        return EXIT_USAGE
     from t4p4s.stf.parser import StfError
     try:
         from t4p4s.diagnostics import CompileError
@@ -130,8 +160,21 @@ def main(argv=None) -> int:
         print(str(error), file=sys.stderr)
     except StfError as error:
         print(f"t4p4s: {error}", file=sys.stderr)
-    except FileNotFoundError as error:
-        print(f"t4p4s: {error}", file=sys.stderr)
+    except OSError as error:
+        # a missing program (compile_cache's own words), or a file or an
+        # output or cache directory the system refused (PermissionError,
+        # FileExistsError for a file where a directory goes, ...)
+        said = f"{error.filename}: {error.strerror}" if error.filename else f"{error}"
+        print(f"t4p4s: {said}", file=sys.stderr)
     except KeyboardInterrupt:
         print("t4p4s: interrupted", file=sys.stderr)
+    except Exception as error:
+        # the last resort: every failure a user can cause is handled above
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        message = " ".join(str(error).split()) or "(no message)"
+        print(f"t4p4s: internal error: {type(error).__name__}: {message}; this is a t4p4s "
+              f"bug, please report it with the command line ({TRACEBACK_ENV}=1 shows "
+              "where it happened)", file=sys.stderr)
+        return EXIT_INTERNAL
     return EXIT_FAILURE
