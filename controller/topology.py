@@ -1,13 +1,13 @@
 """The topology file (TOML): which targets gnbctl controls.
 
-    election_id = 1      # optional: this controller's election id (default 1)
-    timeout = 5.0        # optional: seconds to reach a target (default 5)
+    election_id = 1      # optional: this controller's election id (default 1, >= 1)
+    timeout = 5.0        # optional: seconds to reach a target (default 5, a number > 0)
 
     [[targets]]
     name = "nic0"
     role = "nic"                      # nic | host
-    address = "127.0.0.1:9559"
-    device_id = 1                     # optional, default 1
+    address = "127.0.0.1:9559"        # HOST:PORT of its P4Runtime server (--p4runtime)
+    device_id = 1                     # optional, default 1 (the target's --device-id)
     p4info = "build/nic.p4info.txtpb" # or: p4 = "p4src/nic.p4" (compiled, cached)
     baas_clone = true                 # optional: clone session 1 -> BaaS port 2
                                       # (default: true for a NIC, false for a host)
@@ -36,15 +36,25 @@ flushes nothing and `status` shows no BaaS row; without a [power] table,
 columns.
 
 Relative paths are relative to the file's directory. The P4Info is needed
-only by `pipeline push`; every other command uses the P4Info the target
-reports.
+only by `pipeline push` (and `status`, `run` compare or push it); every
+other command uses the P4Info the target reports.
+
+Everything is checked when the file is loaded, so a mistake is one error
+naming the file and the key (exit code 2) before any target is contacted:
+unknown keys, types, a `p4info` or `p4` file that does not exist, two
+targets with one address and device id (each target is its own P4Runtime
+server), a host behind a missing NIC or on a VF already taken.
 """
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from finsy.proto.p4.config.v1 import p4info_pb2
+from google.protobuf import text_format
 
 from controller.errors import TopologyError
 
@@ -76,10 +86,33 @@ class TargetConfig:
                 raise TopologyError(f"{self.name}: no P4Info file {self.p4info}")
             return self.p4info
         if self.p4 is not None:
-            from t4p4s.stf.compile_cache import compile_cached
-            return Path(compile_cached(self.p4).p4info_text_path)
+            return self._compiled_p4info()
         raise TopologyError(f"{self.name}: the topology names neither a p4info nor a p4 "
                             "source, so there is no pipeline to push")
+
+    def _compiled_p4info(self) -> Path:
+        from t4p4s.diagnostics import CompileError
+        from t4p4s.stf.compile_cache import compile_cached
+        try:
+            return Path(compile_cached(self.p4).p4info_text_path)
+        except CompileError as e:
+            # the first diagnostic names the file and line; the rest follow from it
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise TopologyError(f"{self.name}: p4 = {self.p4} does not compile: {first}") \
+                from None
+        except OSError as e:
+            raise TopologyError(f"{self.name}: cannot compile {self.p4}: {e.strerror}: "
+                                f"{e.filename}") from None
+
+    def read_p4info(self) -> p4info_pb2.P4Info:
+        """The P4Info the topology names, parsed (a file that is no P4Info
+        is a TopologyError)."""
+        path = self.p4info_path()
+        try:
+            return text_format.Parse(path.read_text(), p4info_pb2.P4Info())
+        except (text_format.ParseError, UnicodeDecodeError) as e:
+            raise TopologyError(f"{self.name}: {path} is no P4Info (text format): {e}") \
+                from None
 
 
 @dataclass(frozen=True)
@@ -126,6 +159,7 @@ class Topology:
 
 _TARGET_KEYS = {"name", "role", "address", "device_id", "p4info", "p4", "baas_clone",
                 "nic", "vf"}
+_TOP_KEYS = {"election_id", "timeout", "targets", "baas", "power"}
 
 
 def default_path() -> Path | None:
@@ -140,19 +174,35 @@ def load(path: Path | None) -> Topology:
         document = tomllib.loads(Path(path).read_text())
     except OSError as e:
         raise TopologyError(f"cannot read the topology {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise TopologyError(f"{path}: not a TOML topology (not UTF-8 text)") from None
     except tomllib.TOMLDecodeError as e:
         raise TopologyError(f"{path}: {e}") from None
     base = Path(path).resolve().parent
+    _check_table(f"{path}", document, _TOP_KEYS)
     raw_targets = document.get("targets")
     if not isinstance(raw_targets, list) or not raw_targets:
         raise TopologyError(f"{path}: no [[targets]]")
     targets = [_target(path, base, i, t) for i, t in enumerate(raw_targets)]
     _check_links(path, targets)
-    return Topology(path=Path(path), targets=targets,
-                    election_id=_int(path, "election_id", document.get("election_id", 1)),
-                    timeout=float(document.get("timeout", 5.0)),
+    election_id = _int(path, "election_id", document.get("election_id", 1))
+    if election_id == 0:
+        # P4Runtime: election id 0 is no election id, which never becomes primary
+        raise TopologyError(f"{path}: 'election_id' must be 1 or more (0 never becomes "
+                            "primary)")
+    return Topology(path=Path(path), targets=targets, election_id=election_id,
+                    timeout=_timeout(path, document.get("timeout", 5.0)),
                     baas=_baas(path, document.get("baas"), targets),
                     power=_power(path, document.get("power"), targets))
+
+
+def _timeout(path, value) -> float:
+    # TOML gives int or float for a number; bool is an int to Python
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value <= 0):
+        raise TopologyError(f"{path}: 'timeout' must be a number of seconds above 0 "
+                            f"(like timeout = 5.0), not {value!r}")
+    return float(value)
 
 
 _BAAS_KEYS = {"address", "name"}
@@ -165,7 +215,8 @@ def _check_table(where: str, raw, keys: set[str]):
         raise TopologyError(f"{where} is not a table")
     unknown = set(raw) - keys
     if unknown:
-        raise TopologyError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+        raise TopologyError(f"{where}: unknown keys {', '.join(sorted(unknown))} "
+                            f"(known: {', '.join(sorted(keys))})")
 
 
 def _service(path, raw, targets: list[TargetConfig], table: str, keys: set[str], cls):
@@ -202,21 +253,49 @@ def _target(path, base: Path, index: int, raw: dict) -> TargetConfig:
     if raw["role"] not in ROLES:
         raise TopologyError(f"{where}: role must be one of {', '.join(ROLES)}, "
                             f"not {raw['role']!r}")
+    where = f"{path}: targets[{index}] ({raw['name']})"
+    _check_address(where, raw["address"])
     is_nic = raw["role"] == "nic"
     if not is_nic and ("nic" in raw) != ("vf" in raw):
         raise TopologyError(f"{where}: a hybrid host needs both 'nic' and 'vf'")
     if is_nic and ("nic" in raw or "vf" in raw):
         raise TopologyError(f"{where}: 'nic' and 'vf' belong to hosts")
+    if "nic" in raw and (not isinstance(raw["nic"], str) or not raw["nic"]):
+        raise TopologyError(f"{where}: 'nic' must be a NIC target's name (a string)")
+    if "baas_clone" in raw and not isinstance(raw["baas_clone"], bool):
+        raise TopologyError(f"{where}: 'baas_clone' must be true or false, "
+                            f"not {raw['baas_clone']!r}")
+    if "p4info" in raw and "p4" in raw:
+        raise TopologyError(f"{where}: give 'p4info' or 'p4', not both")
 
-    def resolved(key):
-        return (base / raw[key]).resolve() if key in raw else None
+    def existing(key) -> Path | None:
+        """The file a p4info or p4 key names, which must exist now: found
+        missing only at `pipeline push` it would be a late surprise."""
+        if key not in raw:
+            return None
+        if not isinstance(raw[key], str) or not raw[key]:
+            raise TopologyError(f"{where}: '{key}' must be a file name (a string)")
+        file = (base / raw[key]).resolve()
+        if not file.is_file():
+            relative = "" if Path(raw[key]).is_absolute() else \
+                " (relative paths are relative to the topology's directory)"
+            raise TopologyError(f"{where}: {key} = {raw[key]!r}: no such file {file}{relative}")
+        return file
 
     return TargetConfig(
         name=raw["name"], role=raw["role"], address=raw["address"],
         device_id=_int(where, "device_id", raw.get("device_id", 1)),
-        p4info=resolved("p4info"), p4=resolved("p4"),
-        baas_clone=bool(raw.get("baas_clone", is_nic)),
+        p4info=existing("p4info"), p4=existing("p4"),
+        baas_clone=raw.get("baas_clone", is_nic),
         nic=raw.get("nic"), vf=_int(where, "vf", raw["vf"]) if "vf" in raw else None)
+
+
+def _check_address(where: str, address: str):
+    """HOST:PORT, as the target's --p4runtime [ADDR:]PORT listens."""
+    host, colon, port = address.rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise TopologyError(f"{where}: 'address' must be HOST:PORT (its P4Runtime server, "
+                            f"the target's --p4runtime), not {address!r}")
 
 
 def _check_links(path, targets: list[TargetConfig]):
@@ -224,6 +303,15 @@ def _check_links(path, targets: list[TargetConfig]):
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise TopologyError(f"{path}: target names must be unique: {', '.join(duplicates)}")
+    by_device: dict[tuple[str, int], str] = {}
+    for t in targets:
+        other = by_device.setdefault((t.address, t.device_id), t.name)
+        if other != t.name:
+            # both sessions would claim the one device with one election id:
+            # the server refuses the second ("election id in use")
+            raise TopologyError(f"{path}: {other} and {t.name} both name the P4Runtime "
+                                f"server {t.address}, device id {t.device_id}: each target "
+                                "process serves its own (give each its --p4runtime port)")
     nics = {t.name for t in targets if t.role == "nic"}
     seen_vfs = set()
     for t in targets:
