@@ -1,5 +1,5 @@
 """Real targets for the power sidecar's tests: the compiled p4src/host.p4
-with a control socket and `--governor MODE` on net_null ports (no frames,
+(or nic.p4) with a control socket and `--governor MODE` on net_null ports (no frames,
 or with `traffic` a port whose every poll returns a full burst), and the
 sidecar itself (`python -m power`, testbench/topology/power.py) on their
 control sockets, gRPC on a free TCP port."""
@@ -23,19 +23,25 @@ def host_build(compiled):
     return compiled(REPO / "p4src" / "host.p4")
 
 
+@pytest.fixture(scope="session")
+def nic_build(compiled):
+    return compiled(REPO / "p4src" / "nic.p4")
+
+
 @pytest.fixture
 def start_target(host_build, tmp_path):
-    """start_target(mode, lcores="1", traffic=False, extra=()) -> a running
-    RuntimeProcess; stopped at the test's end (exit status 0 required)."""
+    """start_target(mode, lcores="1", traffic=False, extra=(), build=host
+    build) -> a running RuntimeProcess; stopped at the test's end (exit
+    status 0 required)."""
     started: list[RuntimeProcess] = []
 
     def start(mode: str = "adaptive", lcores: str = "1", traffic: bool = False,
-              extra=()) -> RuntimeProcess:
+              extra=(), build=None) -> RuntimeProcess:
         n = next(_runs)
         eal = test_eal_args(f"power-{os.getpid()}-{n}", lcores=lcores)
         eal += ["--vdev", "net_null0" if traffic else "net_null0,no-rx=1",
                 "--vdev", "net_null1,no-rx=1", "--vdev", "net_null2,no-rx=1"]
-        runtime = RuntimeProcess(host_build.executable_path, eal,
+        runtime = RuntimeProcess((build or host_build).executable_path, eal,
                                  ["--governor", mode, *extra], tmp_path / f"target{n}")
         started.append(runtime)
         return runtime

@@ -205,3 +205,81 @@ def test_no_power_table_and_a_sidecar_that_does_not_answer(governed, tmp_path):
     assert code == 3 and "nobody.grpc" in out["error"]
     code, out = gnbctl(gone, "status")
     assert code == 3 and not {r["target"]: r for r in out["result"]}["power"]["reachable"]
+
+
+@pytest.fixture
+def nic_and_host(start_target, start_sidecar, host_build, nic_build, tmp_path):
+    """A topology file with a NIC (nic0) and a host behind it (host0, VF 0),
+    both governed by a sidecar, their pipelines pushed."""
+    nic = start_target("adaptive", "0", extra=["--p4runtime", "127.0.0.1:0"], build=nic_build)
+    host = start_target("adaptive", "1", extra=["--p4runtime", "127.0.0.1:0"])
+    sidecar = start_sidecar({"nic0": nic, "host0": host})
+    topology = tmp_path / "topology.toml"
+    topology.write_text("\n".join([
+        "election_id = 1", "timeout = 5.0",
+        "[[targets]]", 'name = "nic0"', 'role = "nic"', f'address = "{nic.p4runtime_address()}"',
+        f'p4info = "{nic_build.p4info_text_path}"',
+        "[[targets]]", 'name = "host0"', 'role = "host"',
+        f'address = "{host.p4runtime_address()}"', f'p4info = "{host_build.p4info_text_path}"',
+        'nic = "nic0"', "vf = 0",
+        "[power]", f'address = "{sidecar.address}"']) + "\n")
+    assert gnbctl(topology, "pipeline", "push")[0] == 0
+    return topology
+
+
+CONSOLIDATION_DEFAULTS = {"consolidate_below": 0.5, "spread_above": 0.8, "hold_s": 3,
+                          "min_hosts": 1}
+
+
+def test_consolidate_show_on_off(nic_and_host):
+    topology = nic_and_host
+    code, out = gnbctl(topology, "power", "consolidate")
+    assert code == 0
+    policy, (nic,) = out["result"]["policy"], out["result"]["nics"]
+    assert (policy["enabled"], policy["thresholds"]) == (False, CONSOLIDATION_DEFAULTS)
+    # nothing offloaded yet: every VF bucket on the NIC
+    assert (nic["target"], nic["percent"], nic["vf_buckets_on_nic"]) == ("nic0", 0, 64)
+    assert nic["hosts"]["host0"]["vf_buckets"] == 0
+    assert gnbctl(topology, "offload", "set", 50)[0] == 0
+    code, out = gnbctl(topology, "power", "consolidate", "on", "--hold-s", 2)
+    assert code == 0
+    on = out["result"]["policy"]
+    assert on["enabled"] is True
+    assert on["thresholds"] == {**CONSOLIDATION_DEFAULTS, "hold_s": 2}
+    assert on["changed_ns"] > policy["changed_ns"]
+    (nic,) = out["result"]["nics"]
+    assert nic["percent"] == 50 and nic["vf_buckets_on_nic"] == 0
+    assert nic["hosts"]["host0"] == {"port": 3, "vf_buckets": 64, "percent": 50}
+    # off, --json after the subcommand: the thresholds stay
+    done = run(topology, "power", "consolidate", "off", "--min-hosts", 1, "--json")
+    assert done.returncode == 0, done.stderr
+    off = json.loads(done.stdout)["result"]["policy"]
+    assert off["enabled"] is False and off["thresholds"]["hold_s"] == 2
+    code, out = gnbctl(topology, "power", "consolidate", "--consolidate-below", "0.25",
+                       "--spread-above", "0.5")
+    assert out["result"]["policy"]["thresholds"] == {
+        "consolidate_below": 0.25, "spread_above": 0.5, "hold_s": 2, "min_hosts": 1}
+    # for people: the policy, the buckets per host, who moves them
+    text = run(topology, "power", "consolidate").stdout
+    assert "consolidation policy" in text and "off" in text and "0.25" in text
+    assert "host0" in text and "(kept on the NIC)" in text
+    assert "`gnbctl run` applies the policy" in text
+    # --target naming only a host: no NIC to read
+    code, out = gnbctl(topology, "--target", "host0", "power", "consolidate")
+    assert code == 0 and out["result"]["nics"] == []
+
+
+def test_consolidate_a_bad_value_is_one_line_and_changes_nothing(nic_and_host):
+    topology = nic_and_host
+    before = gnbctl(topology, "power", "consolidate")[1]["result"]["policy"]
+    done = run(topology, "power", "consolidate", "on", "--spread-above", "1.5")
+    assert done.returncode == 1
+    assert done.stderr == ("gnbctl: error: power: INVALID_ARGUMENT: spread_above 1.5: must be "
+                           "0 < consolidate_below < spread_above <= 1 (consolidate_below is "
+                           "0.5)\n")
+    for args, message in ((("--hold-s", 0), "hold_s 0: must be 1 <= hold_s <= 3600"),
+                          (("--min-hosts", 65), "min_hosts 65: must be 1 <= min_hosts <= 64"),
+                          (("--consolidate-below", "0.9"), "consolidate_below 0.9: must be")):
+        code, out = gnbctl(topology, "power", "consolidate", "on", *args)
+        assert code == 1 and "INVALID_ARGUMENT" in out["error"] and message in out["error"]
+    assert gnbctl(topology, "power", "consolidate")[1]["result"]["policy"] == before

@@ -271,3 +271,24 @@ def test_read_power_by_source(start_target, start_sidecar, tmp_path):
     # a source this machine does not have: none, and the list says which it has
     assert not stub.ReadPower(pb2.ReadPowerRequest(source="hwmon"), timeout=TIMEOUT).readings
     assert f"meter rapl intel-rapl:0 package-0: {energy}" in sidecar.log_text()
+
+
+def test_work_ns_is_the_rounds_that_received(start_target, start_sidecar):
+    """work_ns: an idle lcore never received (0 while it polls), one whose
+    port fills every poll worked most of its busy time; never more than
+    busy_ns, and a total that only grows, as the runtime's own."""
+    idle = start_target("adaptive", lcores="0")
+    busy = start_target("busy", lcores="1", traffic=True)
+    stub = start_sidecar({"idle": idle, "busy": busy}).stub()
+    time.sleep(0.5)
+    rows = {t.name: t.lcores[0] for t in telemetry(stub).targets}
+    a, b = rows["idle"], rows["busy"]
+    assert a.work_ns == 0 < a.busy_ns
+    assert 0 < b.work_ns <= b.busy_ns
+    # every round receives on the traffic port: the empty polls of the other
+    # two ports take little of its busy time
+    assert b.work_ns > 0.5 * b.busy_ns
+    own = busy.request({"cmd": "power"})["lcores"][0]
+    assert b.work_ns <= own["work_ns"] <= own["busy_ns"]
+    later = telemetry(stub, "busy").targets[0].lcores[0]
+    assert b.work_ns < later.work_ns <= later.busy_ns
