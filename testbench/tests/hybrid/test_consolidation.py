@@ -7,6 +7,8 @@ per DRB, bytes as expected (assert_clean). The decision's own branches
 are testbench/tests/controller/test_consolidate.py."""
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 from conftest import assert_clean
@@ -87,3 +89,35 @@ def test_a_watcher_puts_back_what_offload_set_spread(hybrid, tmp_path):
     finally:
         gnbctl("power", "consolidate", "off")
         gnbctl("offload", "set", "0")
+
+
+def test_the_sidecar_killed_while_folded_spreads(hybrid, tmp_path):
+    """Without the load the watcher cannot tell a fold is still safe: when
+    the sidecar dies (SIGKILL) it says so and spreads the hosts, losing
+    nothing; a new sidecar starts with the policy off."""
+    topology, gnbctl = hybrid.topology, hybrid.gnbctl
+    try:
+        with hybrid.watching(tmp_path / "gnbctl-run.log") as watch, \
+                hybrid.traffic(50) as run:
+            asked = time.time()
+            gnbctl("power", "consolidate", "on", "--hold-s", "1")
+            assert watch.wait_event("consolidated", after=asked, timeout=MOVE_LIMIT_S), \
+                watch.log_text()
+            run.run_for(0.5)
+            killed = time.time()
+            os.killpg(topology.power.process.pid, signal.SIGKILL)
+            paused = watch.wait_event("consolidation paused", after=killed, timeout=MOVE_LIMIT_S)
+            spread = watch.wait_event("spread", after=killed, timeout=MOVE_LIMIT_S)
+            assert paused is not None and spread is not None, watch.log_text()
+            run.run_for(0.5)
+            before = vf_tx(topology)
+            run.run_for(1.0)
+            assert vf_tx(topology)[1] > before[1]
+            assert host_ports_of_buckets(gnbctl) == {"host0": 32, "host1": 32}
+    finally:
+        topology.power.stop()
+        topology.power = None
+        topology.start_power()
+    print("paused:", paused["detail"], "| spread:", spread["detail"])
+    assert_clean(run.result)
+    assert gnbctl("power", "consolidate")["result"]["policy"]["enabled"] is False
