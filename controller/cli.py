@@ -1,18 +1,23 @@
 """gnbctl: the command line of the controller.
 
 Every command takes --json (one JSON object on stdout: {"ok": true,
-"result": ...} or {"ok": false, "error": ..., "exit_code": N}). Exit codes:
-0 done, 1 failed, 2 bad topology or arguments (or no [baas] for `gnbctl
-baas`, no [power] for `gnbctl power`), 3 a target, the BaaS or the power
-sidecar unreachable,
-4 a target rejected a write or a P4Info, or a DRB was refused before any
-write because a target holds one with its index, TEID or bearer."""
+"result": ...} or {"ok": false, "error": ..., "exit_code": N}). Every
+failure is one line on stderr (one per failing target or update) and one
+of these exit codes (docs/operations.md): 0 done, 1 failed, 2 bad topology
+(or no [baas] for `gnbctl baas`, no [power] for `gnbctl power`, or a
+target without the topology's device id), 3 a target, the BaaS or the
+power sidecar unreachable, 4 a target rejected a write or a P4Info, or a
+DRB was refused before any write because a target holds one with its
+index, TEID or bearer, 64 a bad command line, 70 an internal error (a bug;
+GNBCTL_TRACEBACK=1 shows where)."""
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -22,11 +27,34 @@ from rich.table import Table
 
 from controller import (baas, counters, drbs, offload, pipeline, power, rlc_poll, status,
                         targets, topology, watch)
-from controller.errors import GnbctlError
+from controller.errors import EXIT_INTERNAL, EXIT_USAGE, GnbctlError
+
+
+class UsageError(SystemExit):
+    """A bad command line, as argparse words it. A SystemExit with code
+    EXIT_USAGE, as argparse's own error is one with 2, for callers of
+    _parser() other than main()."""
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str):
+        super().__init__(EXIT_USAGE)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit code EXIT_USAGE
+    (argparse's own, 2, is gnbctl's bad topology). Subcommand parsers are
+    of this class too (add_subparsers makes them of the parent's class)."""
+
+    def error(self, message: str):
+        raise UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gnbctl", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="gnbctl", description=__doc__.split("\n\n")[0])
     p.add_argument("--topology", type=Path, default=topology.default_path(),
                    help=f"topology file (TOML; default ${topology.ENV_VAR})")
     p.add_argument("--target", action="append", dest="targets", metavar="NAME",
@@ -41,7 +69,16 @@ def _parser() -> argparse.ArgumentParser:
                      "its P4Info and the P4Info fits its role")
 
     sub.add_parser("status", help="targets, pipeline, primary, entries, counters")
-    sub.add_parser("counters", help="drops by reason, per-DRB packets and bytes")
+    c = sub.add_parser("counters", help="drops by reason, totals, and per-DRB packets and "
+                                        "bytes with --nonzero or --drb")
+    c.add_argument("--drb", type=_uint(16), action="append", dest="counter_drbs",
+                   metavar="N", help="this DRB's counters, zero or not (repeatable)")
+    c.add_argument("--nonzero", action="store_true",
+                   help="every DRB that counted something (default: totals only)")
+    # also after the subcommand: its own dest, since a subcommand's default
+    # would replace a --target given before it
+    c.add_argument("--target", action="append", dest="counter_targets", metavar="NAME",
+                   help="only this target (repeatable; as gnbctl --target)")
 
     drb = sub.add_parser("drb", help="DRB entries (dl_drb and ul_bearer) on every target")
     drb_sub = drb.add_subparsers(dest="action", required=True)
@@ -199,13 +236,25 @@ def _power_parser(sub):
 
 
 class Output:
+    """What a command prints. On a terminal: rich tables. Anywhere else (a
+    pipe, a file): plain text, a table as aligned columns, every row and
+    message on one line however long, since rich would wrap and cut at 80
+    columns there (it cannot ask a pipe its width). With --json, nothing but
+    the JSON document main() prints."""
+
     def __init__(self, as_json: bool):
         self.as_json = as_json
-        self.console = Console(stderr=False)
-        self.errors = Console(stderr=True)
+        # soft_wrap: a long line is left for the terminal to wrap, never broken
+        self.console = Console(stderr=False, soft_wrap=True)
+        self.errors = Console(stderr=True, soft_wrap=True)
+        self.plain = not self.console.is_terminal
+        self._blocks = 0
 
     def table(self, title: str, columns: list[str], rows: list[list]):
         if self.as_json:
+            return
+        if self.plain:
+            self._plain_table(title, columns, rows)
             return
         t = Table(title=title)
         for c in columns:
@@ -214,9 +263,25 @@ class Output:
             t.add_row(*("" if v is None else str(v) for v in r))
         self.console.print(t)
 
+    def _plain_table(self, title: str, columns: list[str], rows: list[list]):
+        """The title, then the header and each row on a line, columns two
+        spaces apart; an empty cell is "-", so that every line has a field
+        per column for awk and cut."""
+        def cell(value) -> str:
+            return "-" if value is None or value == "" else " ".join(str(value).split("\n"))
+        lines = [[cell(c) for c in columns]] + [[cell(v) for v in r] for r in rows]
+        widths = [max(len(line[i]) for line in lines) for i in range(len(columns))]
+        if self._blocks:
+            print()
+        print(title)
+        for line in lines:
+            print("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
+        sys.stdout.flush()
+        self._blocks += 1
+
     def note(self, text: str):
         if not self.as_json:
-            self.console.print(text, highlight=False)
+            self.console.print(text, highlight=False, markup=False)
 
 
 def _nics(topo, selected):
@@ -272,6 +337,32 @@ def _event_line(event: dict) -> str:
     drb = baas.DrbKey(**event["drb"]) if event["drb"] else "-"
     return (f"#{event['seq']} {_event_time(event['time_ns'])} {event['type']} DRB {drb} "
             f"sn {event['sn']} count {event['count']}")
+
+
+def _counters_out(out: Output, r: dict):
+    """One target's `gnbctl counters`: drops, totals, and the per-DRB rows
+    counters.read was asked for."""
+    t = r["target"]
+    if r["drops"]:
+        out.table(f"{t}: drops", ["reason", "packets", "bytes"],
+                  [[k, v["packets"], v["bytes"]] for k, v in r["drops"].items()])
+    else:
+        out.note(f"{t}: no drops")
+    directions = [("downlink", r["downlink"]), ("uplink", r["uplink"])]
+    if "baas_retransmissions" in r:
+        directions.append(("BaaS retransmissions", r["baas_retransmissions"]))
+    totals = [[name, d["total"]["packets"], d["total"]["bytes"], d["drbs_counted"]]
+              for name, d in directions]
+    if "ul_status_pdus" in r:
+        totals.append(["uplink STATUS PDUs", r["ul_status_pdus"]["packets"],
+                       r["ul_status_pdus"]["bytes"], None])
+    out.table(f"{t}: totals", ["counter", "packets", "bytes", "DRBs counted"], totals)
+    if all("per_drb" in d for _, d in directions):
+        out.table(f"{t}: DRBs", ["counter", "DRB", "packets", "bytes"],
+                  [[name, i, v["packets"], v["bytes"]]
+                   for name, d in directions for i, v in d["per_drb"].items()])
+    elif any(d["drbs_counted"] for _, d in directions):
+        out.note(f"{t}: per DRB: --nonzero lists the DRBs that counted, --drb N shows one")
 
 
 def _counter_rows(counters: dict) -> list[list]:
@@ -536,6 +627,8 @@ async def _power(args, topo, out: Output):
 
 async def _run(args, out: Output):
     topo = topology.load(args.topology)
+    if getattr(args, "counter_targets", None):
+        args.targets = (args.targets or []) + args.counter_targets
     selected = topo.select(args.targets)
     cmd = (args.command, getattr(args, "action", None))
 
@@ -570,10 +663,13 @@ async def _run(args, out: Output):
                       else [None] * len(power_columns)),
                     sum(d["packets"] for d in r.get("counters", {}).get("drops", {}).values())
                     if r["reachable"] else r.get("error")] for r in rows])
-        out.table("BaaS", ["name", "address", "reachable", "DRBs", "held PDUs", "held bytes"],
-                  [[r["target"], r["address"], r["reachable"],
-                    *((r["baas"]["n_drbs"], r["baas"]["held"], r["baas"]["held_bytes"])
-                      if r["reachable"] else (None, None, r["error"]))] for r in baas_rows])
+        if baas_rows:
+            out.table("BaaS", ["name", "address", "reachable", "DRBs", "held PDUs",
+                               "held bytes"],
+                      [[r["target"], r["address"], r["reachable"],
+                        *((r["baas"]["n_drbs"], r["baas"]["held"], r["baas"]["held_bytes"])
+                          if r["reachable"] else (None, None, r["error"]))]
+                       for r in baas_rows])
         if power_rows:
             out.table("power sidecar", ["name", "address", "reachable", "sources", "targets"],
                       [[r["target"], r["address"], r["reachable"],
@@ -585,7 +681,7 @@ async def _run(args, out: Output):
         unreachable = [r for r in rows if not r["reachable"]]
         if unreachable:
             error = GnbctlError("\n".join(r["error"] for r in unreachable))
-            error.exit_code = 3
+            error.exit_code = max(r.get("exit_code", 3) for r in unreachable)
             error.result = rows
             raise error
         return rows
@@ -597,14 +693,17 @@ async def _run(args, out: Output):
         if not 1 <= args.batch <= 65536:
             raise GnbctlError("--batch must be 1..65536")
         async with targets.session(topo, selected) as connected:
-            if out.as_json:
-                return await drbs.load(connected, drb_set, args.batch)
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), console=out.console) as progress:
-                tasks = {t.name: progress.add_task(t.name, total=2 * drb_set.count)
-                         for t in connected}
-                result = await drbs.load(connected, drb_set, args.batch,
-                                         lambda name, n: progress.advance(tasks[name], n))
+            if out.as_json or out.plain:
+                # no progress bar where nobody watches it redraw
+                result = await drbs.load(connected, drb_set, args.batch)
+            else:
+                with Progress(TextColumn("{task.description}"), BarColumn(),
+                              MofNCompleteColumn(), TimeElapsedColumn(),
+                              console=out.console) as progress:
+                    tasks = {t.name: progress.add_task(t.name, total=2 * drb_set.count)
+                             for t in connected}
+                    result = await drbs.load(connected, drb_set, args.batch,
+                                             lambda name, n: progress.advance(tasks[name], n))
         out.table(f"{drb_set.count} DRBs in {result['seconds']:.3f} s",
                   ["target", "entries", "seconds", "entries/s", "RLC poll configured"],
                   [[n, r["entries"], r["seconds"], f"{r['entries_per_s']:,}",
@@ -619,14 +718,10 @@ async def _run(args, out: Output):
 
     if args.command == "counters":
         async with targets.session(topo, selected) as connected:
-            result = [await counters.read(t) for t in connected]
+            result = [await counters.read(t, args.counter_drbs, args.nonzero)
+                      for t in connected]
         for r in result:
-            out.table(f"{r['target']}: drops", ["reason", "packets", "bytes"],
-                      [[k, v["packets"], v["bytes"]] for k, v in r["drops"].items()])
-            out.table(f"{r['target']}: DRBs", ["direction", "DRB", "packets", "bytes"],
-                      [[d, i, v["packets"], v["bytes"]]
-                       for d in ("downlink", "uplink")
-                       for i, v in [("all", r[d]["total"]), *r[d]["per_drb"].items()]])
+            _counters_out(out, r)
         return result
 
     if cmd == ("drb", "add"):
@@ -742,12 +837,17 @@ async def _run(args, out: Output):
             raise GnbctlError("no NIC target in the topology: nothing to watch")
         if args.interval <= 0:
             raise GnbctlError("--interval must be positive")
+        # the watcher pushes these P4Infos to targets that restart: one that
+        # cannot serve its role would fail there every round, so refuse now
+        for config in topo.targets:
+            if config.p4info is not None or config.p4 is not None:
+                pipeline.topology_schema(config)
 
         def report(event: watch.Event):
             if out.as_json:
                 print(json.dumps(event.__dict__), flush=True)
             else:
-                out.console.print(event.line(), highlight=False)
+                out.console.print(event.line(), highlight=False, markup=False)
         stop = asyncio.Event()
         for signum in (signal.SIGINT, signal.SIGTERM):
             asyncio.get_running_loop().add_signal_handler(signum, stop.set)
@@ -756,23 +856,48 @@ async def _run(args, out: Output):
     raise AssertionError(cmd)
 
 
+TRACEBACK_ENV = "GNBCTL_TRACEBACK"
+
+
+def _internal_error(e: BaseException) -> GnbctlError:
+    """The last resort, for an exception no part of gnbctl turned into its
+    own error: a bug, said in one line that asks for a report."""
+    error = GnbctlError(f"internal error: {type(e).__name__}: "
+                        f"{' '.join(str(e).split()) or '(no message)'}; this is a gnbctl "
+                        f"bug, please report it with the command line "
+                        f"({TRACEBACK_ENV}=1 shows where it happened)")
+    error.exit_code = EXIT_INTERNAL
+    return error
+
+
+def _fail(out: Output, as_json: bool, e, prefix: str = "gnbctl: error: ") -> int:
+    if as_json:
+        print(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code,
+                          "result": getattr(e, "result", None)}, indent=1))
+    else:
+        out.errors.print(f"{prefix}{e}", highlight=False, markup=False)
+    return e.exit_code
+
+
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as e:
+        # before parsing, --json is known only as a word of the command line
+        return _fail(Output("--json" in argv), "--json" in argv, e, prefix="")
     out = Output(args.json)
     started = time.perf_counter()
     try:
         result = asyncio.run(_run(args, out))
     except GnbctlError as e:
-        if args.json:
-            print(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code,
-                              "result": getattr(e, "result", None)}, indent=1))
-        else:
-            # soft_wrap: rich would break a long line at the terminal's width
-            out.errors.print(f"gnbctl: error: {e}", highlight=False, markup=False,
-                             soft_wrap=True)
-        return e.exit_code
+        return _fail(out, args.json, e)
     except KeyboardInterrupt:
         return 130
+    except (Exception, asyncio.CancelledError) as e:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        return _fail(out, args.json, _internal_error(e))
     if args.json:
         print(json.dumps({"ok": True, "seconds": round(time.perf_counter() - started, 4),
                           "result": result}, indent=1))

@@ -1,11 +1,12 @@
-"""The gNB's counters on one target: drops by reason, per-DRB downlink and
-uplink packets/bytes (only DRBs that counted something), uplink STATUS
-PDUs, retransmissions from the BaaS forwarded to the radio."""
+"""The gNB's counters on one target: drops by reason, downlink and uplink
+packets/bytes in total and, on request, per DRB (every DRB that counted
+something, or chosen DRBs, zeros included), uplink STATUS PDUs,
+retransmissions from the BaaS forwarded to the radio."""
 from __future__ import annotations
 
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
-from controller.errors import MissingP4Object
+from controller.errors import GnbctlError, MissingP4Object
 
 # p4src/gnb/constants.p4, DROP_*: the index into drop_counter.
 DROP_REASONS = {0: "truncated", 1: "not_gtp", 2: "bad_ipv4", 3: "gtp_unsupported",
@@ -25,30 +26,56 @@ async def _read_counter(target, name: str) -> dict[int, tuple[int, int]]:
             for e in await target.read_raw(entity)}
 
 
-def _nonzero(cells: dict[int, tuple[int, int]]) -> dict[str, dict]:
-    return {str(i): {"packets": p, "bytes": b} for i, (p, b) in sorted(cells.items()) if p or b}
-
-
 def _total(cells) -> dict:
     return {"packets": sum(p for p, _ in cells.values()),
             "bytes": sum(b for _, b in cells.values())}
 
 
-async def read(target) -> dict:
+def _per_drb(target, name: str, cells: dict[int, tuple[int, int]],
+             drbs: list[int] | None, nonzero: bool) -> dict[str, dict] | None:
+    """The per-DRB cells asked for: `drbs` (zeros included unless
+    `nonzero`), or with `nonzero` alone every cell that counted; None when
+    neither was asked."""
+    if drbs is None and not nonzero:
+        return None
+    if drbs is None:
+        chosen = sorted(cells)
+    else:
+        beyond = [i for i in drbs if i not in cells]
+        if beyond:
+            raise GnbctlError(f"{target.name}: no DRB {', '.join(map(str, beyond))} in "
+                              f"{name} (it counts DRBs 0..{len(cells) - 1})")
+        chosen = sorted(set(drbs))
+    return {str(i): {"packets": cells[i][0], "bytes": cells[i][1]} for i in chosen
+            if not nonzero or any(cells[i])}
+
+
+def _direction(target, name: str, cells, drbs, nonzero) -> dict:
+    result = {"total": _total(cells), "drbs_counted": sum(1 for c in cells.values() if any(c))}
+    per_drb = _per_drb(target, name, cells, drbs, nonzero)
+    if per_drb is not None:
+        result["per_drb"] = per_drb
+    return result
+
+
+async def read(target, drbs: list[int] | None = None, nonzero: bool = False) -> dict:
+    """Drops by reason (those that happened), and per counter array its
+    total and how many DRBs counted something; per DRB as _per_drb says."""
     drops = await _read_counter(target, "drop_counter")
-    dl = await _read_counter(target, "dl_drb_counter")
-    ul = await _read_counter(target, "ul_drb_counter")
     result = {
         "target": target.name,
         "drops": {DROP_REASONS.get(i, f"reason_{i}"): {"packets": p, "bytes": b}
                   for i, (p, b) in sorted(drops.items()) if p or b},
-        "downlink": {"total": _total(dl), "per_drb": _nonzero(dl)},
-        "uplink": {"total": _total(ul), "per_drb": _nonzero(ul)},
+        "downlink": _direction(target, "dl_drb_counter",
+                               await _read_counter(target, "dl_drb_counter"), drbs, nonzero),
+        "uplink": _direction(target, "ul_drb_counter",
+                             await _read_counter(target, "ul_drb_counter"), drbs, nonzero),
     }
     if target.schema.counters.get("ul_status_counter") is not None:
         status = await _read_counter(target, "ul_status_counter")
         result["ul_status_pdus"] = _total(status)
     if target.schema.counters.get("baas_retx_counter") is not None:
-        retx = await _read_counter(target, "baas_retx_counter")
-        result["baas_retransmissions"] = {"total": _total(retx), "per_drb": _nonzero(retx)}
+        result["baas_retransmissions"] = _direction(
+            target, "baas_retx_counter", await _read_counter(target, "baas_retx_counter"),
+            drbs, nonzero)
     return result

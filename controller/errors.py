@@ -1,6 +1,13 @@
 """The errors gnbctl reports to its user, each with the exit code the CLI
-returns for it."""
+returns for it (docs/operations.md, "Exit codes", lists them all).
+
+Codes 0-4 are gnbctl's own; the usage and internal-error codes are the
+BSD sysexits.h ones, so that a usage error never reads as a bad topology
+(argparse's default, 2)."""
 from __future__ import annotations
+
+EXIT_USAGE = 64         # EX_USAGE: a bad command line (unknown command, option or value)
+EXIT_INTERNAL = 70      # EX_SOFTWARE: gnbctl itself failed (a bug to report)
 
 
 class GnbctlError(Exception):

@@ -5,27 +5,27 @@ and what it holds. An unreachable target or BaaS is a row, not an abort."""
 from __future__ import annotations
 
 from finsy.proto.p4.config.v1 import p4info_pb2
-from google.protobuf import text_format
 
 from controller import baas, counters, drbs, offload, targets
 from controller.errors import GnbctlError
 
 
 def _topology_p4info(config) -> p4info_pb2.P4Info | None:
-    try:
-        path = config.p4info_path()
-    except GnbctlError:
+    """The P4Info the topology names for this target (None: it names
+    none); one that does not compile or parse is a TopologyError, the
+    command's error (exit 2), not this target's row."""
+    if config.p4info is None and config.p4 is None:
         return None
-    return text_format.Parse(path.read_text(), p4info_pb2.P4Info())
+    return config.read_p4info()
 
 
 async def target_status(topology, config) -> dict:
     row = {"target": config.name, "role": config.role, "address": config.address,
            "device_id": config.device_id}
+    expected = _topology_p4info(config)
     try:
         async with targets.session(topology, [config]) as (target,):
             schema = target.schema
-            expected = _topology_p4info(config)
             row.update(reachable=True, primary=target.switch.is_primary,
                        election_id=target.election_id,
                        program=schema.name or None,
@@ -36,7 +36,9 @@ async def target_status(topology, config) -> dict:
                 row["offload"] = await offload.show(target, topology.hosts_behind(config.name))
             row["counters"] = await counters.read(target)
     except GnbctlError as e:
-        row.update(reachable=False, error=str(e))
+        # exit_code: a target without the topology's device id is the
+        # topology's mistake (2), not an unreachable target (3)
+        row.update(reachable=False, error=str(e), exit_code=e.exit_code)
     return row
 
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import finsy as fy
 import grpc
+from finsy.grpcutil import GRPCStatusCode
 from finsy.p4client import P4ClientError, P4RpcStatus
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
-from controller.errors import GnbctlError, TargetUnreachable, WriteRejected
+from controller.errors import GnbctlError, TargetUnreachable, TopologyError, WriteRejected
 from controller.topology import TargetConfig, Topology
 
 _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 << 20),
@@ -136,7 +137,9 @@ async def _connect(config: TargetConfig, topology: Topology) -> Target:
     switch = fy.Switch(config.name, config.address, options)
     try:
         await asyncio.wait_for(switch.__aenter__(), topology.timeout)
-    except (asyncio.TimeoutError, P4ClientError, OSError) as e:
+    except P4ClientError as e:
+        raise _refused(config, topology, e) from None
+    except (asyncio.TimeoutError, OSError) as e:
         reason = (f"no answer within {topology.timeout:g} s"
                   if isinstance(e, asyncio.TimeoutError) else f"{e}")
         raise TargetUnreachable(f"{config.name}: cannot reach the P4Runtime server at "
@@ -151,10 +154,36 @@ async def _connect(config: TargetConfig, topology: Topology) -> Target:
     return Target(config, switch, channel, switch.election_id)
 
 
+def _refused(config: TargetConfig, topology: Topology, e: P4ClientError) -> GnbctlError:
+    """The one-line error for a server that answered the arbitration with an
+    error status: what it means here and what to change."""
+    where = f"{config.name}: the P4Runtime server at {config.address}"
+    said = f"{e.code.name}: {e.message}"
+    if e.code == GRPCStatusCode.NOT_FOUND:
+        # the runtime serves one device, its --device-id
+        return TopologyError(f"{where} has no device id {config.device_id} ({said}); set "
+                             "device_id in the topology to the target's --device-id")
+    # P4Runtime: INVALID_ARGUMENT for an election id another live stream
+    # holds (finsy's is_election_id_used misses our runtime's wording)
+    if e.is_election_id_used or (e.code == GRPCStatusCode.INVALID_ARGUMENT
+                                 and "election id" in e.message.lower()):
+        return GnbctlError(f"{where}: another controller is connected with our election "
+                           f"id {topology.election_id} ({said}): another gnbctl command "
+                           "still running? Wait for it, or give this topology another "
+                           "election_id")
+    if e.code == GRPCStatusCode.UNAVAILABLE:
+        return TargetUnreachable(f"{config.name}: cannot reach the P4Runtime server at "
+                                 f"{config.address} (device id {config.device_id}): {said}")
+    return TargetUnreachable(f"{where} (device id {config.device_id}) refused the "
+                             f"arbitration: {said}")
+
+
 @contextlib.asynccontextmanager
 async def session(topology: Topology, configs: list[TargetConfig]):
     """Connected, primary Targets (in the order of configs), closed on exit."""
-    logging.getLogger("finsy").setLevel(logging.CRITICAL)
+    # finsy logs a failed stream task with its traceback at CRITICAL; _connect
+    # turns the same failure into gnbctl's one-line error
+    logging.getLogger("finsy").setLevel(logging.CRITICAL + 1)
     attempts = await asyncio.gather(*(_connect(c, topology) for c in configs),
                                     return_exceptions=True)
     connected = [t for t in attempts if isinstance(t, Target)]
