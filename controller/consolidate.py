@@ -29,12 +29,24 @@ fold needs the load to fall by one host's share first.
 
 Where the load cannot be read (no sidecar, a host without telemetry) the
 hosts are spread: a wrong fold can lose frames, a wrong spread only
-costs power."""
+costs power.
+
+A freed host's lcores must sleep for the fold to save anything: one that
+polls in `busy` (or naps 100 us in `nap`) burns its core with no traffic
+as with some. So the watcher sets them to SLEEPING_MODE through the
+sidecar once their buckets have left, and puts back the modes they had
+before it gives them buckets again (waiting WAKE_S, so that an lcore
+asleep in its 10 ms re-check has taken the change before traffic comes).
+Modes that already sleep on an empty queue (adaptive, proportional) and
+DPDK's pmgmt modes (start only) are left alone."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 CONSOLIDATION_PERIOD_S = 1.0
+SLEEPING_MODE = "adaptive"          # Algorithm 1: an empty queue sleeps 10 ms at a time
+SWITCHED_MODES = ("busy", "nap")    # the modes a freed lcore leaves for SLEEPING_MODE
+WAKE_S = 0.02                       # two of the governor's 10 ms sleep re-checks
 DEFAULTS = {"consolidate_below": 0.5, "spread_above": 0.8, "hold_s": 3, "min_hosts": 1}
 
 
@@ -116,7 +128,7 @@ class Consolidator:
         fill = work / capacity if capacity else 0.0
         needed = max(min(policy.min_hosts, len(live)),
                      hosts_needed(work, lcores, policy.consolidate_below))
-        figures = f"work {work:.2f} lcores on {count} of {len(live)} hosts (fill {fill:.2f})"
+        figures = f"work {work:.3g} lcores on {count} of {len(live)} hosts (fill {fill:.3g})"
         if fill > policy.spread_above and count < len(live):
             self.fold_since = None
             target = max(needed, count + 1)
@@ -170,3 +182,13 @@ class WorkMeter:
             work = sum(max(0, lcores[lc] - before[1][lc]) for lc in lcores) / elapsed
             found[name] = HostLoad(lcores=len(lcores), work=work)
         return found
+
+
+def modes_to_switch(telemetry: dict | None, host: str) -> dict[int, str]:
+    """A freed host's lcores that poll on an empty queue (SWITCHED_MODES):
+    lcore -> its mode now."""
+    for target in (telemetry or {}).get("targets", []):
+        if target.get("name") == host and target.get("reachable"):
+            return {int(lc["lcore"]): lc["mode"] for lc in target.get("lcores", [])
+                    if lc.get("mode") in SWITCHED_MODES}
+    return {}

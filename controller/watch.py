@@ -55,6 +55,11 @@ buckets (controller/consolidate.py) and writes the difference; it also puts
 back an assignment something else changed (`offload set` deals the buckets
 over every live host). A dead host's buckets are parked as above whether
 or not it was active; the next decision deals them over the live hosts.
+A freed host's lcores that poll on an empty queue (busy, nap) are set to
+adaptive through the sidecar once their buckets have left, and get their
+modes back before buckets return to them. A watcher stopped while hosts
+are folded leaves them so; the next one decides again but cannot know
+the modes the last one changed.
 
 The watcher holds no P4Runtime session between changes and reads without
 one: other gnbctl commands (which use the same election id) work while it
@@ -128,6 +133,8 @@ class Watcher:
         self.work = consolidate.WorkMeter()
         self.policy = consolidate.Policy()        # the sidecar's, as last read
         self.policy_error: str | None = None      # why it could not be read, as last reported
+        self.freed_modes: dict[str, dict[int, str]] = {}   # host -> lcore -> its mode before
+                                                            # consolidation freed it
         self.consolidated_at = 0.0
 
     async def run(self, stop: asyncio.Event):
@@ -395,25 +402,25 @@ class Watcher:
     def _active(self, nic) -> tuple[str, ...] | None:
         return self.consolidators[nic.name].active or None
 
-    async def _read_power(self) -> dict | None:
-        """The sidecar's policy (kept in self.policy) and telemetry; None
-        when it does not answer (reported once, until it answers again)."""
+    async def _consolidate(self, started: float):
+        """One decision per NIC with the sidecar's policy and telemetry;
+        without them (it does not answer) the hosts are spread."""
         try:
             async with power.connect(self.topology, consolidate.CONSOLIDATION_PERIOD_S) \
                     as client:
                 self.policy = consolidate.Policy.from_sidecar(await client.get_consolidation())
                 telemetry = await client.telemetry()
+                self.policy_error = None
+                await self._consolidate_nics(started, client, telemetry)
+                return
         except GnbctlError as e:
             if self.policy_error != str(e):
                 self.policy_error = str(e)
-                self._emit(self.topology.power.name, "consolidation paused", time.monotonic(),
+                self._emit(self.topology.power.name, "consolidation paused", started,
                            f"{e}; the hosts are spread until it answers")
-            return None
-        self.policy_error = None
-        return telemetry
+        await self._consolidate_nics(started, None, None)
 
-    async def _consolidate(self, started: float):
-        telemetry = await self._read_power()
+    async def _consolidate_nics(self, started: float, client, telemetry: dict | None):
         for nic in self.nics:
             hosts = self.hosts[nic.name]
             live = self.live.get(nic.name)
@@ -425,6 +432,9 @@ class Watcher:
             consolidator = self.consolidators[nic.name]
             before, was = consolidator.active, consolidator.effective(live)
             decision = consolidator.decide(self.policy, list(live), loads, started)
+            now = consolidator.effective(live)
+            # modes back before traffic, sleep only after it has gone
+            await self._restore_modes(client, now, started)
             try:
                 async with targets.session(self.topology, [nic]) as (target,):
                     updates = await offload.vf_updates(
@@ -434,13 +444,50 @@ class Watcher:
                 consolidator.active = before        # decided again next period
                 self._emit(nic.name, "failed", started, f"consolidation: {e}; trying again")
                 continue
-            now = consolidator.effective(live)
+            asleep = await self._let_sleep(client, telemetry, was - now, started)
             if now != was or updates:
                 what = "consolidated" if decision.active else "spread"
                 self._emit(nic.name, what, started,
                            f"VF buckets on {', '.join(sorted(now)) or 'no host'} "
                            f"({len(updates)} moved): {decision.reason}"
-                           + ("" if now != was else " (put back: another command changed them)"))
+                           + ("" if now != was else " (put back: another command changed them)")
+                           + (f"; {', '.join(asleep)} set to {consolidate.SLEEPING_MODE}"
+                              if asleep else ""))
+
+    async def _let_sleep(self, client, telemetry, freed: set[str], started: float) -> list[str]:
+        """The freed hosts' polling lcores to SLEEPING_MODE; their modes
+        kept to put back. The hosts switched."""
+        switched = []
+        for host in sorted(freed):
+            modes = consolidate.modes_to_switch(telemetry, host)
+            if client is None or not modes:
+                continue
+            self.freed_modes.setdefault(host, {}).update(modes)
+            try:
+                for lcore in modes:
+                    await client.set_mode(host, consolidate.SLEEPING_MODE, lcore)
+            except GnbctlError as e:
+                self._emit(host, "failed", started, f"consolidation: its lcores keep their "
+                           f"mode: {e}")
+                continue
+            switched.append(host)
+        return switched
+
+    async def _restore_modes(self, client, active: set[str], started: float):
+        """The modes the watcher changed, back on the hosts that hold
+        buckets now, then WAKE_S for a sleeping lcore to take it."""
+        back = [h for h in sorted(self.freed_modes) if h in active]
+        if client is None or not back:
+            return
+        for host in back:
+            try:
+                for lcore, mode in self.freed_modes[host].items():
+                    await client.set_mode(host, mode, lcore)
+                del self.freed_modes[host]
+            except GnbctlError as e:
+                self._emit(host, "failed", started, f"consolidation: its modes not put back "
+                           f"(tried again next period): {e}")
+        await asyncio.sleep(consolidate.WAKE_S)
 
     def _emit(self, target: str, what: str, detected: float, detail: str):
         self.report(Event(time.time(), target, what, time.monotonic() - detected, detail))

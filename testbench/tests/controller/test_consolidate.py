@@ -11,7 +11,7 @@ import pytest
 
 from controller import offload
 from controller.consolidate import (Consolidator, HostLoad, Policy, WorkMeter,
-                                    hosts_needed)
+                                    hosts_needed, modes_to_switch)
 
 HOSTS = ["host0", "host1", "host2"]
 ON = Policy(enabled=True, consolidate_below=0.5, spread_above=0.8, hold_s=3, min_hosts=1)
@@ -140,3 +140,15 @@ def test_work_meter_from_two_samples():
     assert meter.loads(sample(10**9, 0), ["host0", "host1"]) == {}
     found = meter.loads(sample(2 * 10**9, 250_000_000), ["host0", "host1"])
     assert found == {"host0": HostLoad(lcores=2, work=0.5)}
+
+
+def test_modes_to_switch_are_the_polling_ones():
+    telemetry = {"targets": [
+        {"name": "host1", "reachable": True, "lcores": [
+            {"lcore": 1, "mode": "busy"}, {"lcore": 2, "mode": "nap"},
+            {"lcore": 3, "mode": "adaptive"}, {"lcore": 4, "mode": "proportional"},
+            {"lcore": 5, "mode": "pmgmt-pause"}]},
+        {"name": "host2", "reachable": False, "lcores": []}]}
+    assert modes_to_switch(telemetry, "host1") == {1: "busy", 2: "nap"}
+    assert modes_to_switch(telemetry, "host2") == {}
+    assert modes_to_switch(None, "host1") == {}

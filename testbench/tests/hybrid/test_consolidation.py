@@ -26,6 +26,11 @@ def vf_tx(topology) -> list[int]:
     return [ports[nic_vf_ports(i)[0]]["tx"] for i in range(len(topology.hosts))]
 
 
+def modes(target) -> set[str]:
+    """Its lcores' governor modes, from its control socket."""
+    return {lc["mode"] for lc in target.request({"cmd": "power"})["lcores"]}
+
+
 def host_ports_of_buckets(gnbctl) -> dict[str, int]:
     """VF buckets per host, as the NIC holds them (gnbctl offload show)."""
     shown = gnbctl("offload", "show")["result"]
@@ -52,6 +57,9 @@ def test_fold_and_spread_under_traffic(hybrid, tmp_path):
             after = vf_tx(topology)
             assert after[1] == during[1], (during, after)      # host1 gets nothing
             assert after[0] > during[0]                          # host0 gets it all
+            # host1's lcore left nap (which polls an empty queue) to sleep
+            assert modes(topology.hosts[1]) == {"adaptive"}, folded["detail"]
+            assert modes(topology.hosts[0]) == {"nap"}
             # a load above the spread threshold spreads at once
             asked = time.time()
             gnbctl("power", "consolidate", "--consolidate-below", "0.00001",
@@ -61,6 +69,7 @@ def test_fold_and_spread_under_traffic(hybrid, tmp_path):
             run.run_for(1.0)
             assert vf_tx(topology)[1] > after[1]
             assert host_ports_of_buckets(gnbctl) == {"host0": 32, "host1": 32}
+            assert modes(topology.hosts[1]) == {"nap"}          # its mode back
             # and off keeps every bucket home (nothing moves: it is spread)
             gnbctl("power", "consolidate", "off", "--consolidate-below", "0.5",
                    "--spread-above", "0.8")
@@ -118,6 +127,8 @@ def test_the_sidecar_killed_while_folded_spreads(hybrid, tmp_path):
         topology.power.stop()
         topology.power = None
         topology.start_power()
+        # the mode the dead sidecar could not put back
+        topology.hosts[1].request({"cmd": "power_mode", "mode": "nap"})
     print("paused:", paused["detail"], "| spread:", spread["detail"])
     assert_clean(run.result)
     assert gnbctl("power", "consolidate")["result"]["policy"]["enabled"] is False
