@@ -18,7 +18,12 @@
  * sleep) power_backend.c's; the statistics, telemetry and control
  * commands power_stats.c's. Every lcore owns its governor state; the
  * control thread reads its counters and hands it new modes and thresholds
- * through a lock the lcore only ever try-locks. */
+ * through a lock the lcore only ever try-locks.
+ *
+ * None of it knows whose lcores it governs: a process (the target runtime,
+ * governor_runtime.c; the BaaS, baas/src/power.c) describes each
+ * lcore (its rx queues, its counters, when it must be polling again) in
+ * t4p4s_governed before its ports start. */
 #ifndef T4P4S_GOVERNOR_H
 #define T4P4S_GOVERNOR_H
 
@@ -26,6 +31,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <rte_config.h>
 #include <rte_spinlock.h>
 
 #include "power_policy.h"
@@ -42,6 +48,8 @@ enum t4p4s_governor_policy {
 };
 
 #define T4P4S_MAX_PSTATES 32
+/* the runtime's T4P4S_MAX_RX_PER_LCORE; the BaaS's attachments per lcore */
+#define T4P4S_GOVERNOR_MAX_RXQ 64
 
 /* What the control thread asks of a lcore; applied by the lcore within a
  * check period. */
@@ -58,11 +66,36 @@ enum t4p4s_queue_fill {
 	T4P4S_FILL_REPLAY,    /* a paced --rx-replay's modelled ring */
 	T4P4S_FILL_ETHDEV,    /* rte_eth_rx_queue_count */
 	T4P4S_FILL_BURST,     /* the PMD cannot count (-ENOTSUP): what the burst received */
+	T4P4S_FILL_RING,      /* a software ring's count (the BaaS's ring attachments) */
 };
 
+struct rte_ring;
+struct rte_rcu_qsbr;
+
+/* One rx queue a lcore polls: an ethdev queue or a software ring. */
 struct t4p4s_governor_queue {
 	struct t4p4s_alg1_queue alg1;
 	enum t4p4s_queue_fill fill;
+	uint16_t port, queue;            /* the ethdev queue */
+	struct rte_ring *ring;           /* or the ring (then no port) */
+	uint32_t size;                   /* descriptors (a replay's modelled ring's) or slots */
+	bool rx_intr;                    /* its port's rx interrupts are armed */
+};
+
+/* What the lcore counted over its queues since it started (polls: one per
+ * queue and round). */
+struct t4p4s_rx_counts {
+	uint64_t polls, empty_polls, packets;
+};
+
+/* What the governor asks of the process about one of its lcores. */
+struct t4p4s_governor_host {
+	const void *lcore;               /* the process's lcore, the hooks' argument */
+	void (*rx_counts)(const void *lcore, struct t4p4s_rx_counts *out);
+	/* The TSC by which the lcore must poll again, for an idle that would
+	 * last from NOW until UNTIL (UNTIL or later: no work due before it);
+	 * NULL: the lcore has nothing but its queues. */
+	uint64_t (*wake_by)(const void *lcore, uint64_t now, uint64_t until);
 };
 
 struct t4p4s_governor {
@@ -71,7 +104,6 @@ struct t4p4s_governor {
 	struct t4p4s_power_thresholds th;
 	uint64_t last_tsc;               /* end of the previous round (after any idle) */
 	uint32_t empty_rounds;           /* nap */
-	struct t4p4s_governor_queue *queues;   /* one per rx queue, from start */
 	struct t4p4s_proportional prop;
 	uint64_t overshoot_ns;           /* proportional: how much naps oversleep, EWMA */
 	uint32_t ring_min;               /* the smallest rx ring of the lcore's queues */
@@ -101,9 +133,26 @@ struct t4p4s_governor {
 
 	uint64_t applied_generation;
 	struct t4p4s_governor_request request;
+
+	/* what the process described before its ports started */
+	unsigned index;                  /* in t4p4s_governed, and its RCU thread id */
+	unsigned lcore_id;
+	struct t4p4s_governor_host host;
+	unsigned n_rx;
+	struct t4p4s_governor_queue queues[T4P4S_GOVERNOR_MAX_RXQ];
 };
 
-struct t4p4s_lcore;
+/* The lcores a process governs, described before its ports start and
+ * read-only once they run. */
+struct t4p4s_governed {
+	enum t4p4s_governor_policy started;      /* --governor: pmgmt modes stay */
+	struct t4p4s_power_thresholds defaults;  /* --power-thresholds */
+	struct rte_rcu_qsbr *rcu;                /* the lcores leave it while idle; NULL: none */
+	unsigned n_lcores;
+	struct t4p4s_governor *lcores[RTE_MAX_LCORE];
+};
+
+extern struct t4p4s_governed t4p4s_governed;
 
 /* NAME of a mode; -1 for an unknown one. */
 int t4p4s_governor_parse(const char *name, enum t4p4s_governor_policy *out);
@@ -116,19 +165,37 @@ t4p4s_governor_is_pmgmt(enum t4p4s_governor_policy p)
 
 void t4p4s_governor_init(struct t4p4s_governor *g, enum t4p4s_governor_policy policy,
 			 const struct t4p4s_power_thresholds *th);
-/* Before the ports start: DPDK's pmgmt on every rx queue in a pmgmt mode,
- * the rings' sizes. -1 after printing why. */
-int t4p4s_governor_ports_ready(void);
+
+/* The process's description, on its main thread before the ports start:
+ * t4p4s_governed_init, then each lcore in the order of its RCU thread ids
+ * (t4p4s_governed_add) with its queues, then t4p4s_governed_ready. */
+void t4p4s_governed_init(enum t4p4s_governor_policy started,
+			 const struct t4p4s_power_thresholds *defaults, struct rte_rcu_qsbr *rcu);
+void t4p4s_governed_add(struct t4p4s_governor *g, unsigned lcore_id,
+			const struct t4p4s_governor_host *host);
+/* ethdev rx queue PORT/QUEUE of DESC descriptors, RX_INTR if its port's rx
+ * interrupts are armed; -1 when the lcore has T4P4S_GOVERNOR_MAX_RXQ. */
+int t4p4s_governor_add_ethdev_queue(struct t4p4s_governor *g, uint16_t port, uint16_t queue,
+				    uint32_t desc, bool rx_intr);
+int t4p4s_governor_add_ring_queue(struct t4p4s_governor *g, struct rte_ring *ring);
+/* The backends, and DPDK's pmgmt on every rx queue in a pmgmt mode. -1
+ * after printing why. */
+int t4p4s_governed_ready(void);
 /* After the ports stopped: pmgmt off again. */
 void t4p4s_governor_ports_stopped(void);
+
+/* The target runtime's description of its forwarding lcores
+ * (governor_runtime.c), from ports.c before the ports start. */
+int t4p4s_governor_ports_ready(void);
+
 /* On the lcore, before its first poll. */
-void t4p4s_governor_start(struct t4p4s_lcore *lc);
+void t4p4s_governor_start(struct t4p4s_governor *g);
 /* Once per check period, on the lcore: requests, the step-down and the
  * proportional step. */
-void t4p4s_governor_tick(struct t4p4s_lcore *lc, uint64_t now);
+void t4p4s_governor_tick(struct t4p4s_governor *g, uint64_t now);
 /* The slow path of after_round: every mode that may idle. Returns the TSC
  * after the idle. */
-uint64_t t4p4s_governor_decide(struct t4p4s_lcore *lc, const unsigned *received,
+uint64_t t4p4s_governor_decide(struct t4p4s_governor *g, const unsigned *received,
 			       unsigned round, uint64_t now);
 
 /* The control thread's requests (power_stats.c); LCORE_INDEX -1: all.
@@ -137,9 +204,11 @@ int t4p4s_governor_request_policy(int lcore_index, enum t4p4s_governor_policy po
 				  char *err, size_t err_len);
 int t4p4s_governor_request_thresholds(int lcore_index, const struct t4p4s_power_thresholds *th);
 
-static inline void
-t4p4s_governor_after_round(struct t4p4s_governor *g, struct t4p4s_lcore *lc,
-			   const unsigned *received, unsigned round, uint64_t now)
+/* After each round, ending at NOW: RECEIVED per queue, ROUND in all.
+ * Returns the TSC after any idle, where the next round starts. */
+static inline uint64_t
+t4p4s_governor_after_round(struct t4p4s_governor *g, const unsigned *received,
+			   unsigned round, uint64_t now)
 {
 	uint64_t spent = now - g->last_tsc;
 	if (round != 0) {
@@ -153,8 +222,9 @@ t4p4s_governor_after_round(struct t4p4s_governor *g, struct t4p4s_lcore *lc,
 	}
 	g->last_tsc = now;
 	if (g->policy == T4P4S_GOVERNOR_BUSY || t4p4s_governor_is_pmgmt(g->policy))
-		return;
-	g->last_tsc = t4p4s_governor_decide(lc, received, round, now);
+		return now;
+	g->last_tsc = t4p4s_governor_decide(g, received, round, now);
+	return g->last_tsc;
 }
 
 #endif

@@ -128,7 +128,7 @@ t4p4s_lcore_main(void *unused __rte_unused)
 
 	rte_rcu_qsbr_thread_register(t4p4s_rt.rcu, lc->index);
 	rte_rcu_qsbr_thread_online(t4p4s_rt.rcu, lc->index);
-	t4p4s_governor_start(lc);
+	t4p4s_governor_start(&lc->governor);
 
 	while (likely(!t4p4s_rt.quit)) {
 		unsigned round = 0;
@@ -158,9 +158,9 @@ t4p4s_lcore_main(void *unused __rte_unused)
 			if (lc->index == 0)
 				check_exit(now);
 			stall_if_asked(lc);
-			t4p4s_governor_tick(lc, now);
+			t4p4s_governor_tick(&lc->governor, now);
 		}
-		t4p4s_governor_after_round(&lc->governor, lc, got, round, now);
+		t4p4s_governor_after_round(&lc->governor, got, round, now);
 	}
 
 	t4p4s_lcore_flush_tx(lc);

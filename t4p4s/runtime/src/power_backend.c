@@ -12,7 +12,6 @@
 #include <rte_power_intrinsics.h>
 
 #include "power_backend.h"
-#include "runtime.h"
 
 struct t4p4s_power_backends t4p4s_power_backends;
 
@@ -38,28 +37,36 @@ env_name(enum power_management_env env)
 	}
 }
 
-/* rte_power on every worker lcore, where each one's CPU has cpufreq (not
+static unsigned
+governed_lcore_id(unsigned w)
+{
+	return t4p4s_governed.lcores[w]->lcore_id;
+}
+
+/* rte_power on every governed lcore, where each one's CPU has cpufreq (not
  * tried otherwise: rte_power_init would log an error per backend). */
 static bool
 real_frequency(void)
 {
-	unsigned n_workers = t4p4s_rt.n_workers;
-	for (unsigned w = 0; w < n_workers; w++) {
+	unsigned n_lcores = t4p4s_governed.n_lcores;
+	if (n_lcores == 0)
+		return false;
+	for (unsigned w = 0; w < n_lcores; w++) {
 		char path[128];
-		unsigned cpu = rte_lcore_to_cpu_id((int)t4p4s_rt.lcores[w]->lcore_id);
+		unsigned cpu = rte_lcore_to_cpu_id((int)governed_lcore_id(w));
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/cpufreq", cpu);
 		if (access(path, F_OK) != 0)
 			return false;
 	}
-	for (unsigned w = 0; w < n_workers; w++) {
-		if (rte_power_init(t4p4s_rt.lcores[w]->lcore_id) != 0) {
+	for (unsigned w = 0; w < n_lcores; w++) {
+		if (rte_power_init(governed_lcore_id(w)) != 0) {
 			for (unsigned u = 0; u < w; u++)
-				rte_power_exit(t4p4s_rt.lcores[u]->lcore_id);
+				rte_power_exit(governed_lcore_id(u));
 			return false;
 		}
 	}
 	uint32_t khz[T4P4S_MAX_PSTATES];
-	uint32_t n = rte_power_freqs(t4p4s_rt.lcores[0]->lcore_id, khz, T4P4S_MAX_PSTATES);
+	uint32_t n = rte_power_freqs(governed_lcore_id(0), khz, T4P4S_MAX_PSTATES);
 	if (n == 0) {
 		t4p4s_power_backends_fini();
 		return false;
@@ -96,8 +103,8 @@ t4p4s_power_backends_fini(void)
 {
 	if (!t4p4s_power_backends.frequency_real)
 		return;
-	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
-		rte_power_exit(t4p4s_rt.lcores[w]->lcore_id);
+	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++)
+		rte_power_exit(governed_lcore_id(w));
 	t4p4s_power_backends.frequency_real = false;
 }
 

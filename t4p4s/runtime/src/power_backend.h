@@ -31,8 +31,8 @@ struct t4p4s_power_backends {
 
 extern struct t4p4s_power_backends t4p4s_power_backends;
 
-/* Detects the backends for the worker lcores (frequency per lcore through
- * rte_power_init); prints what it found. */
+/* Detects the backends for the governed lcores (frequency per lcore
+ * through rte_power_init); prints what it found. */
 void t4p4s_power_backends_init(void);
 void t4p4s_power_backends_fini(void);
 

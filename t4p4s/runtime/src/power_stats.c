@@ -7,10 +7,8 @@
 #include <rte_cycles.h>
 #include <rte_telemetry.h>
 
-#include "options.h"
 #include "power_backend.h"
 #include "power_stats.h"
-#include "runtime.h"
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
@@ -32,9 +30,8 @@ struct lcore_power {
 };
 
 static void
-lcore_power(const struct t4p4s_lcore *lc, struct lcore_power *out)
+lcore_power(const struct t4p4s_governor *g, struct lcore_power *out)
 {
-	const struct t4p4s_governor *g = &lc->governor;
 	memset(out, 0, sizeof(*out));
 	out->mode = t4p4s_governor_name(LOAD(g->policy));
 	if (!__atomic_load_n(&g->started, __ATOMIC_ACQUIRE))
@@ -53,11 +50,11 @@ lcore_power(const struct t4p4s_lcore *lc, struct lcore_power *out)
 	struct timespec ts;
 	if (clock_gettime(g->cpu_clock, &ts) == 0)
 		out->cpu_time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	for (unsigned q = 0; q < lc->n_rx; q++) {
-		out->polls += LOAD(lc->qstats[q].polls);
-		out->empty_polls += LOAD(lc->qstats[q].empty_polls);
-		out->packets += LOAD(lc->qstats[q].packets);
-	}
+	struct t4p4s_rx_counts counts;
+	g->host.rx_counts(g->host.lcore, &counts);
+	out->polls = counts.polls;
+	out->empty_polls = counts.empty_polls;
+	out->packets = counts.packets;
 	/* the present P-state's time so far counts too (the lcore adds it
 	 * at its next transition) */
 	uint64_t now = rte_rdtsc(), since = LOAD(g->pstate_since_tsc);
@@ -78,23 +75,23 @@ thresholds_json(const struct t4p4s_power_thresholds *t)
 }
 
 json_t *
-t4p4s_power_lcore_json(const struct t4p4s_lcore *lc)
+t4p4s_power_governor_json(const struct t4p4s_governor *g)
 {
 	struct lcore_power p;
 	struct t4p4s_power_thresholds th;
-	lcore_power(lc, &p);
+	lcore_power(g, &p);
 	json_t *residency = json_array();
 	for (unsigned i = 0; i < t4p4s_power_backends.n_pstates; i++)
 		json_array_append_new(residency, json_integer((json_int_t)p.residency_ns[i]));
 	/* the thresholds asked for last: the lcore applies them within a
 	 * millisecond */
-	struct t4p4s_governor_request *r = (struct t4p4s_governor_request *)&lc->governor.request;
+	struct t4p4s_governor_request *r = (struct t4p4s_governor_request *)&g->request;
 	rte_spinlock_lock(&r->lock);
 	th = r->thresholds;
 	rte_spinlock_unlock(&r->lock);
 	json_t *o = json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
 			      " s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-		"lcore", lc->lcore_id, "tid", p.tid, "mode", p.mode,
+		"lcore", g->lcore_id, "tid", p.tid, "mode", p.mode,
 		"pstate", p.pstate, "freq_mhz", t4p4s_power_backends.pstate_mhz[p.pstate],
 		"pstate_transitions", (json_int_t)p.transitions,
 		"polls", (json_int_t)p.polls, "empty_polls", (json_int_t)p.empty_polls,
@@ -114,9 +111,9 @@ static json_t *
 backends_json(void)
 {
 	const struct t4p4s_power_backends *b = &t4p4s_power_backends;
-	bool intr = t4p4s_rt.n_workers > 0;
-	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
-		intr = intr && LOAD(t4p4s_rt.lcores[w]->governor.rx_intr);
+	bool intr = t4p4s_governed.n_lcores > 0;
+	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++)
+		intr = intr && LOAD(t4p4s_governed.lcores[w]->rx_intr);
 	return json_pack("{s:s, s:s, s:s}", "frequency", b->frequency ? b->frequency : "none",
 			 "pause", b->pause ? b->pause : "none",
 			 "sleep", intr ? "rx-interrupt" : "timed");
@@ -128,11 +125,11 @@ t4p4s_power_json(void)
 	json_t *mhz = json_array(), *lcores = json_array();
 	for (unsigned i = 0; i < t4p4s_power_backends.n_pstates; i++)
 		json_array_append_new(mhz, json_integer(t4p4s_power_backends.pstate_mhz[i]));
-	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
-		json_array_append_new(lcores, t4p4s_power_lcore_json(t4p4s_rt.lcores[w]));
+	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++)
+		json_array_append_new(lcores, t4p4s_power_governor_json(t4p4s_governed.lcores[w]));
 	return json_pack("{s:b, s:o, s:o, s:o, s:o}", "ok", 1, "backends", backends_json(),
 			 "pstates_mhz", mhz,
-			 "thresholds", thresholds_json(&t4p4s_rt.opts->power_thresholds),
+			 "thresholds", thresholds_json(&t4p4s_governed.defaults),
 			 "lcores", lcores);
 }
 
@@ -145,8 +142,8 @@ lcore_index(json_t *cmd, char *err, size_t err_len)
 	if (v == NULL)
 		return -1;
 	if (json_is_integer(v)) {
-		for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
-			if ((json_int_t)t4p4s_rt.lcores[w]->lcore_id == json_integer_value(v))
+		for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++)
+			if ((json_int_t)t4p4s_governed.lcores[w]->lcore_id == json_integer_value(v))
 				return (int)w;
 	}
 	char *text = json_dumps(v, JSON_ENCODE_ANY);
@@ -160,9 +157,9 @@ static json_t *
 lcores_reply(int index)
 {
 	json_t *ids = json_array();
-	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++)
+	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++)
 		if (index < 0 || (unsigned)index == w)
-			json_array_append_new(ids, json_integer(t4p4s_rt.lcores[w]->lcore_id));
+			json_array_append_new(ids, json_integer(t4p4s_governed.lcores[w]->lcore_id));
 	return ids;
 }
 
@@ -199,9 +196,7 @@ t4p4s_power_thresholds_command(json_t *cmd, char *err, size_t err_len)
 		return NULL;
 	/* the first lcore's present thresholds with the changes: every lcore
 	 * named gets the same set */
-	const struct t4p4s_lcore *first = t4p4s_rt.lcores[index < 0 ? 0 : index];
-	struct t4p4s_governor_request *r =
-		(struct t4p4s_governor_request *)&first->governor.request;
+	struct t4p4s_governor_request *r = &t4p4s_governed.lcores[index < 0 ? 0 : index]->request;
 	struct t4p4s_power_thresholds th;
 	rte_spinlock_lock(&r->lock);
 	th = r->thresholds;
@@ -230,12 +225,12 @@ telemetry_power(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "frequency_backend", b->frequency ? b->frequency : "none");
 	rte_tel_data_add_dict_string(d, "pause_backend", b->pause ? b->pause : "none");
-	for (unsigned w = 0; w < t4p4s_rt.n_workers; w++) {
-		const struct t4p4s_lcore *lc = t4p4s_rt.lcores[w];
+	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++) {
+		const struct t4p4s_governor *g = t4p4s_governed.lcores[w];
 		struct lcore_power p;
 		struct rte_tel_data *ld = rte_tel_data_alloc();
 		char name[32];
-		lcore_power(lc, &p);
+		lcore_power(g, &p);
 		rte_tel_data_start_dict(ld);
 		rte_tel_data_add_dict_string(ld, "mode", p.mode);
 		rte_tel_data_add_dict_u64(ld, "tid", (uint64_t)p.tid);
@@ -249,7 +244,7 @@ telemetry_power(const char *cmd __rte_unused, const char *params __rte_unused,
 		rte_tel_data_add_dict_u64(ld, "paused_ns", p.paused_ns);
 		rte_tel_data_add_dict_u64(ld, "asleep_ns", p.asleep_ns);
 		rte_tel_data_add_dict_u64(ld, "cpu_time_ns", p.cpu_time_ns);
-		snprintf(name, sizeof(name), "lcore%u", lc->lcore_id);
+		snprintf(name, sizeof(name), "lcore%u", g->lcore_id);
 		rte_tel_data_add_dict_container(d, name, ld, 0);
 	}
 	return 0;

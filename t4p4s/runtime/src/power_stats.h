@@ -8,11 +8,15 @@
 
 #include <jansson.h>
 
+struct t4p4s_governor;
 struct t4p4s_lcore;
 
-/* {"backends", "pstates_mhz", "thresholds", "lcores": [...]} */
+/* {"backends", "pstates_mhz", "thresholds", "lcores": [...]}: every lcore
+ * of t4p4s_governed */
 json_t *t4p4s_power_json(void);
 /* One lcore's state (the statistics' lcores[i].power). */
+json_t *t4p4s_power_governor_json(const struct t4p4s_governor *g);
+/* The same for a forwarding lcore of the target runtime (governor_runtime.c). */
 json_t *t4p4s_power_lcore_json(const struct t4p4s_lcore *lc);
 /* {"cmd": "power_mode", "mode": M[, "lcore": L]} and
  * {"cmd": "power_thresholds", "thresholds": {...}[, "lcore": L]}: the
