@@ -15,6 +15,7 @@
 #include <baas/api.h>
 
 #include "drb.h"
+#include "governor.h"
 #include "wheel.h"
 
 #define BAAS_MAX_BURST 64
@@ -33,6 +34,9 @@ struct baas_attachment {
 	struct rte_ring *ring_out;     /* ring mode: retransmissions to the target */
 	struct t4p4s_ring_port_info *ring_info;   /* ring mode: the port's descriptor */
 	struct rte_eth_dev_tx_buffer *tx;  /* port mode */
+	uint16_t rx_desc;              /* port mode: its rx ring's size */
+	bool rx_intr;                  /* port mode: its rx interrupts are armed (a governor
+					* that sleeps waits for them) */
 	uint64_t tx_dropped;
 };
 
@@ -54,6 +58,8 @@ struct baas_lcore {
 	struct rte_mbuf *to_free[BAAS_MAX_BURST];   /* released, freed in bulk */
 	struct baas_counters totals __rte_cache_aligned;  /* every DRB's, incl. forgotten ones */
 	uint64_t polls, empty_polls, frames;
+	/* the runtime's power governor (power.c) */
+	struct t4p4s_governor governor __rte_cache_aligned;
 } __rte_cache_aligned;
 
 struct baas_process {
@@ -101,6 +107,10 @@ void baas_raise_event(struct baas_lcore *lc, enum baas_event_type type,
 		      const struct baas_drb_key *key, uint32_t sn, uint32_t count);
 int baas_events_start(void);
 void baas_events_stop(void);
+
+/* power.c: the lcores described to the runtime's governor, after the
+ * attachments were made and before the ports start */
+int baas_power_ready(void);
 
 /* stats.c */
 void baas_counters_add(struct baas_counters *into, const struct baas_counters *c);

@@ -1,7 +1,7 @@
 /* The per-lcore loop, as the target runtime's (t4p4s/runtime/src/
  * lcore_loop.c): rx burst from each attachment, prefetch, each frame to
  * its DRB; once per round: free what was released, flush tx, advance the
- * timer wheel, run the control API's commands. */
+ * timer wheel, run the control API's commands, then the power governor. */
 #include <rte_cycles.h>
 #include <rte_prefetch.h>
 
@@ -13,6 +13,8 @@
 /* wheel buckets run per round at most: a long stall catches up over
  * several rounds instead of holding rx */
 #define MAX_TICKS_PER_ROUND 64
+/* how often the governor takes requests and ends its periods */
+#define CHECK_PERIOD_MS 1
 
 /* An mbuf of the BaaS's own pool that nothing else references (a copy a
  * port's driver made, a STATUS PDU) goes straight back to the pool, as a
@@ -161,16 +163,23 @@ baas_lcore_main(void *arg __rte_unused)
 	struct baas_lcore *lc = baas.lcores[baas.index_of_lcore[rte_lcore_id()]];
 	const unsigned burst = baas.opts->burst;
 	const uint64_t tsc_per_ms = rte_get_tsc_hz() / 1000;
+	const uint64_t check_period = tsc_per_ms * CHECK_PERIOD_MS;
 	const uint64_t end = baas.opts->duration_s > 0
 		? baas.start_tsc + (uint64_t)(baas.opts->duration_s * (double)rte_get_tsc_hz())
 		: UINT64_MAX;
 
+	t4p4s_governor_start(&lc->governor);
+	uint64_t now = rte_rdtsc();
+	uint64_t next_check = now + check_period;
 	while (likely(!baas.quit)) {
-		uint64_t now = rte_rdtsc();
+		/* the round's clock: the end of the last round and its idle */
 		lc->now_ms = now / tsc_per_ms;
 		unsigned round = 0;
-		for (unsigned i = 0; i < lc->n_attach; i++)
-			round += poll_attachment(lc, (uint16_t)i, burst);
+		unsigned got[BAAS_MAX_ATTACH_PER_LCORE];
+		for (unsigned i = 0; i < lc->n_attach; i++) {
+			got[i] = poll_attachment(lc, (uint16_t)i, burst);
+			round += got[i];
+		}
 		baas_wheel_advance(&lc->wheel, lc->now_ms, MAX_TICKS_PER_ROUND,
 				   baas_drb_poll_expired, lc);
 		baas_free_flush(lc);
@@ -182,6 +191,15 @@ baas_lcore_main(void *arg __rte_unused)
 		lc->frames += round;
 		if (unlikely(now >= end) && lc->index == 0)
 			baas.quit = true;
+
+		/* the governor (t4p4s/runtime/src/governor.h, power.c): it may
+		 * pause or sleep the lcore, never past its next timer's bucket */
+		now = rte_rdtsc();
+		if (unlikely(now >= next_check)) {
+			next_check = now + check_period;
+			t4p4s_governor_tick(&lc->governor, now);
+		}
+		now = t4p4s_governor_after_round(&lc->governor, got, round, now);
 	}
 	baas_free_flush(lc);
 	flush_tx(lc);

@@ -15,6 +15,8 @@
 #include "eal_cleanup.h"
 #include "lifecycle.h"
 #include "options.h"
+#include "power_backend.h"
+#include "power_stats.h"
 #include "vdevs.h"
 
 struct baas_process baas;
@@ -39,6 +41,7 @@ create_lcores(void)
 		if (baas_drb_table_init(&lc->drbs, baas_held_share(lc, options.defaults.max_pdus)) != 0)
 			return -1;
 		baas_wheel_init(&lc->wheel, now_ms);
+		t4p4s_governor_init(&lc->governor, options.governor, &options.power_thresholds);
 		baas.lcores[w] = lc;
 		baas.index_of_lcore[lcore] = (int)w;
 		w++;
@@ -73,6 +76,7 @@ baas_start(int argc, char **argv, bool *eal_up)
 	if (baas_ports_init() != 0 || baas_commands_init() != 0 || baas_events_start() != 0)
 		return 1;
 	baas_telemetry_init();
+	t4p4s_power_telemetry_init();
 	if (options.grpc_address != NULL && baas_grpc_start(options.grpc_address) != 0)
 		return 1;
 	/* the socket last: a client's first successful `ping` means ready */
@@ -100,6 +104,7 @@ baas_stop(bool write_stats)
 	for (unsigned w = 0; w < baas.n_lcores; w++)
 		baas_drb_table_free(baas.lcores[w]);
 	baas_ports_stop();
+	t4p4s_power_backends_fini();
 	t4p4s_eal_cleanup();
 	return status;
 }

@@ -48,7 +48,13 @@ usage(const char *prog)
 		"                         the target runtime's benchmark source (up to %d\n"
 		"                         times): FILE's frames, round and round, into PORT,\n"
 		"                         saturated on a net_null port or paced at PPS into a\n"
-		"                         modelled rx ring of N (net_null with no-rx=1)\n",
+		"                         modelled rx ring of N (net_null with no-rx=1)\n"
+		"  --governor MODE        the lcores' power governor, the target runtime's:\n"
+		"                         busy (default), nap, adaptive, proportional,\n"
+		"                         pmgmt-pause, pmgmt-monitor, pmgmt-scale (ports only);\n"
+		"                         every idle ends when a retransmission timer is due\n"
+		"  --power-thresholds K=V[,K=V...]\n"
+		"                         the governor's thresholds (docs/architecture.md)\n",
 		prog, BAAS_MAX_RINGS, BAAS_MAX_BURST, DEFAULT_T_POLL_RETRANSMIT_MS,
 		DEFAULT_MAX_RETX, MAX_DRB_PDUS, DEFAULT_DRB_MAX_PDUS, DEFAULT_MAX_PDUS,
 		RTE_MBUF_DEFAULT_DATAROOM, BAAS_MAX_RX_REPLAY);
@@ -72,7 +78,7 @@ baas_config_check(const struct baas_config *c, bool defaults)
 
 enum { OPT_GRPC = 256, OPT_CONTROL, OPT_STATS_JSON, OPT_DURATION, OPT_BURST,
        OPT_T_POLL, OPT_MAX_RETX, OPT_DRB_MAX_PDUS, OPT_MAX_PDUS, OPT_MBUF_SIZE,
-       OPT_RING, OPT_RX_REPLAY, OPT_HELP };
+       OPT_RING, OPT_RX_REPLAY, OPT_GOVERNOR, OPT_POWER_THRESHOLDS, OPT_HELP };
 
 static int
 parse_ring(const char *arg, struct baas_options *o)
@@ -104,10 +110,13 @@ baas_options_parse(int argc, char **argv, const char *prog, struct baas_options 
 		{ "mbuf-size", required_argument, NULL, OPT_MBUF_SIZE },
 		{ "ring", required_argument, NULL, OPT_RING },
 		{ "rx-replay", required_argument, NULL, OPT_RX_REPLAY },
+		{ "governor", required_argument, NULL, OPT_GOVERNOR },
+		{ "power-thresholds", required_argument, NULL, OPT_POWER_THRESHOLDS },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	double v;
+	char err[200];
 
 	memset(out, 0, sizeof(*out));
 	out->burst = 32;
@@ -118,6 +127,8 @@ baas_options_parse(int argc, char **argv, const char *prog, struct baas_options 
 		.drb_max_pdus = DEFAULT_DRB_MAX_PDUS,
 		.max_pdus = DEFAULT_MAX_PDUS,
 	};
+	out->governor = T4P4S_GOVERNOR_BUSY;
+	t4p4s_power_thresholds_default(&out->power_thresholds);
 	optind = 1;
 	opterr = 0;
 	for (;;) {
@@ -180,6 +191,21 @@ baas_options_parse(int argc, char **argv, const char *prog, struct baas_options 
 				goto bad;
 			}
 			out->rx_replay[out->n_rx_replay++] = optarg;
+			break;
+		case OPT_GOVERNOR:
+			if (t4p4s_governor_parse(optarg, &out->governor) < 0) {
+				fprintf(stderr, "error: --governor: unknown mode '%s' (busy, nap, "
+					"adaptive, proportional, pmgmt-pause, pmgmt-monitor or "
+					"pmgmt-scale)\n", optarg);
+				goto bad;
+			}
+			break;
+		case OPT_POWER_THRESHOLDS:
+			if (t4p4s_power_thresholds_parse(&out->power_thresholds, optarg, err,
+							 sizeof(err)) != 0) {
+				fprintf(stderr, "error: --power-thresholds: %s\n", err);
+				goto bad;
+			}
 			break;
 		case OPT_HELP:
 			usage(prog);

@@ -7,6 +7,8 @@
 
 #include <baas/api.h>
 
+#include "governor.h"
+
 #define BAAS_MAX_RINGS 8
 #define BAAS_MAX_RX_REPLAY 8
 
@@ -22,6 +24,8 @@ struct baas_options {
 	unsigned n_rings;
 	const char *rx_replay[BAAS_MAX_RX_REPLAY];  /* --rx-replay PORT:FILE.pcap */
 	unsigned n_rx_replay;
+	enum t4p4s_governor_policy governor;       /* --governor, the target runtime's modes */
+	struct t4p4s_power_thresholds power_thresholds;   /* --power-thresholds */
 };
 
 /* Parses argv (without the EAL part); on error prints why and the usage

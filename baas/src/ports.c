@@ -18,6 +18,7 @@
 
 #include "baas.h"
 #include "options.h"
+#include "power_backend.h"
 #include "vdevs.h"
 #include "rx_replay.h"
 
@@ -36,7 +37,7 @@ count_tx_drop(struct rte_mbuf **unsent, uint16_t count, void *attachment)
 }
 
 static int
-configure_port(uint16_t port)
+configure_port(uint16_t port, struct baas_attachment *a)
 {
 	struct rte_eth_dev_info info;
 	int ret = rte_eth_dev_info_get(port, &info);
@@ -52,6 +53,9 @@ configure_port(uint16_t port)
 	}
 	struct rte_eth_conf conf;
 	memset(&conf, 0, sizeof(conf));
+	a->rx_intr = baas.opts->governor != T4P4S_GOVERNOR_BUSY &&
+		     t4p4s_power_port_has_rx_intr(info.driver_name);
+	conf.intr_conf.rxq = a->rx_intr;
 	ret = rte_eth_dev_configure(port, 1, (uint16_t)baas.n_lcores, &conf);
 	if (ret != 0) {
 		fprintf(stderr, "error: port %u (%s): configure failed: %s\n", port,
@@ -60,6 +64,7 @@ configure_port(uint16_t port)
 	}
 	uint16_t nb_rxd = RX_DESC, nb_txd = TX_DESC;
 	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+	a->rx_desc = nb_rxd;
 	int socket = rte_eth_dev_socket_id(port);
 	ret = rte_eth_rx_queue_setup(port, 0, nb_rxd, socket, NULL, baas.pool);
 	for (uint16_t q = 0; ret == 0 && q < baas.n_lcores; q++)
@@ -89,11 +94,9 @@ new_attachment(unsigned *next_lcore)
 static int
 attach_port(uint16_t port, unsigned *next_lcore)
 {
-	if (configure_port(port) != 0)
-		return -1;
 	unsigned lcore_index = *next_lcore % baas.n_lcores;
 	struct baas_attachment *a = new_attachment(next_lcore);
-	if (a == NULL)
+	if (a == NULL || configure_port(port, a) != 0)
 		return -1;
 	struct baas_lcore *lc = baas.lcores[lcore_index];
 	a->port = port;
@@ -262,6 +265,9 @@ baas_ports_init(void)
 	}
 	for (unsigned w = 0; w < baas.n_lcores; w++)
 		baas.lcores[w]->txq = (uint16_t)w;
+	/* DPDK's pmgmt (--governor pmgmt-*) takes stopped rx queues only */
+	if (baas_power_ready() != 0)
+		return -1;
 	RTE_ETH_FOREACH_DEV(port) {
 		if (secondary)
 			break;
@@ -293,8 +299,10 @@ baas_ports_stop(void)
 	if (rte_eal_process_type() == RTE_PROC_SECONDARY)
 		return;
 	uint16_t port;
-	RTE_ETH_FOREACH_DEV(port) {
+	RTE_ETH_FOREACH_DEV(port)
 		rte_eth_dev_stop(port);
+	/* DPDK's pmgmt lets go of stopped queues only */
+	t4p4s_governor_ports_stopped();
+	RTE_ETH_FOREACH_DEV(port)
 		rte_eth_dev_close(port);
-	}
 }

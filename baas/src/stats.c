@@ -11,6 +11,7 @@
 #include <rte_telemetry.h>
 
 #include "baas.h"
+#include "power_stats.h"
 
 static const char *const drop_names[BAAS_DROP_REASONS] = {
 	[BAAS_DROP_NOT_BEARER] = "not_bearer",
@@ -81,11 +82,12 @@ global_json(void)
 	json_t *attachments = json_array();
 	for (unsigned w = 0; w < baas.n_lcores; w++) {
 		const struct baas_lcore *lc = baas.lcores[w];
-		json_array_append_new(lcores, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I}",
+		json_array_append_new(lcores, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:o}",
 			"lcore", (int)lc->lcore_id, "polls", (json_int_t)lc->polls,
 			"empty_polls", (json_int_t)lc->empty_polls,
 			"frames", (json_int_t)lc->frames, "drbs", (json_int_t)lc->drbs.n_drbs,
-			"events_lost", (json_int_t)lc->events_lost));
+			"events_lost", (json_int_t)lc->events_lost,
+			"power", t4p4s_power_governor_json(&lc->governor)));
 		for (unsigned i = 0; i < lc->n_attach; i++) {
 			const struct baas_attachment *a = &lc->attach[i];
 			json_t *j = a->ring_in != NULL
@@ -183,8 +185,19 @@ key_of(json_t *cmd, struct baas_drb_key *key)
 	return 0;
 }
 
+/* The target runtime's power commands (power_stats.h), whose replies are
+ * the runtime's: {"ok": true, ...} at the top level, not in "result". */
+static json_t *
+power_command(json_t *cmd, json_t *(*run)(json_t *cmd, char *err, size_t err_len))
+{
+	char err[320];
+	json_t *reply = run(cmd, err, sizeof(err));
+	return reply != NULL ? reply : error_reply(-EINVAL, err);
+}
+
 /* {"cmd":"ping"} | {"cmd":"stats"} | {"cmd":"drb","ue_id":U,"lcid":L}
- * | {"cmd":"flush"[,"ue_id":U,"lcid":L]} */
+ * | {"cmd":"flush"[,"ue_id":U,"lcid":L]} | {"cmd":"power"}
+ * | {"cmd":"power_mode",...} | {"cmd":"power_thresholds",...} */
 static json_t *
 control_json(json_t *cmd)
 {
@@ -195,6 +208,12 @@ control_json(json_t *cmd)
 		return json_pack("{s:b}", "ok", 1);
 	if (strcmp(name, "stats") == 0)
 		return json_pack("{s:b,s:o}", "ok", 1, "result", global_json());
+	if (strcmp(name, "power") == 0)
+		return t4p4s_power_json();
+	if (strcmp(name, "power_mode") == 0)
+		return power_command(cmd, t4p4s_power_mode_command);
+	if (strcmp(name, "power_thresholds") == 0)
+		return power_command(cmd, t4p4s_power_thresholds_command);
 	struct baas_drb_key key;
 	bool has_key = json_object_get(cmd, "ue_id") != NULL;
 	if ((has_key || strcmp(name, "drb") == 0) && key_of(cmd, &key) != 0)
@@ -212,7 +231,8 @@ control_json(json_t *cmd)
 			return json_pack("{s:b,s:{s:I}}", "ok", 1, "result", "released",
 					 (json_int_t)released);
 	} else {
-		return error_reply(-EINVAL, "unknown command (ping, stats, drb, flush)");
+		return error_reply(-EINVAL, "unknown command (ping, stats, drb, flush, power, "
+				   "power_mode, power_thresholds)");
 	}
 	return error_reply(ret, ret == -ENOENT ? "no such DRB" : strerror(-ret));
 }

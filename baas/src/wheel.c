@@ -71,6 +71,21 @@ baas_wheel_remove(struct baas_wheel *w, struct baas_wheel_node *n)
 		unlink_node(w, n);
 }
 
+uint64_t
+baas_wheel_next_due(const struct baas_wheel *w, uint64_t last_ms)
+{
+	if (w->queued == 0)
+		return UINT64_MAX;
+	uint64_t end = RTE_MIN(last_ms, w->done_ms + BAAS_WHEEL_BUCKETS);
+	for (uint64_t tick = w->done_ms + 1; tick <= end; tick++) {
+		const struct baas_wheel_link *bucket = w->lane[tick % BAAS_WHEEL_BUCKETS];
+		for (unsigned l = 0; l < BAAS_WHEEL_LANES; l++)
+			if (!list_empty(&bucket[l]))
+				return tick;
+	}
+	return UINT64_MAX;
+}
+
 /* Moves list from's nodes to the empty list to. */
 static void
 list_move(struct baas_wheel_link *to, struct baas_wheel_link *from)

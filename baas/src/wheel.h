@@ -73,6 +73,13 @@ baas_wheel_stop(struct baas_wheel_node *n)
 /* Stops n and takes it out of its bucket: before its memory is freed. */
 void baas_wheel_remove(struct baas_wheel *w, struct baas_wheel_node *n);
 
+/* The first tick up to last_ms whose bucket advancing must run (a bucket
+ * that holds any node: a stopped one or one waiting for a later lap
+ * counts, so this may be early, never late); UINT64_MAX when there is
+ * none. Costs a look at each bucket's lanes from the wheel's position to
+ * last_ms (at most a lap). */
+uint64_t baas_wheel_next_due(const struct baas_wheel *w, uint64_t last_ms);
+
 /* Runs fn on every node due by now_ms, bucket by bucket, at most
  * max_ticks buckets (the rest next time); fn may re-arm the node. */
 void baas_wheel_advance(struct baas_wheel *w, uint64_t now_ms, unsigned max_ticks,
