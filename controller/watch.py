@@ -55,8 +55,8 @@ buckets (controller/consolidate.py) and writes the difference; it also puts
 back an assignment something else changed (`offload set` deals the buckets
 over every live host). A dead host's buckets are parked as above whether
 or not it was active; the next decision deals them over the live hosts.
-A freed host's lcores that poll on an empty queue (busy, nap) are set to
-adaptive through the sidecar once their buckets have left, and get their
+A freed host's lcores that poll or wake often on an empty queue (busy,
+nap, proportional) are set to adaptive through the sidecar once their buckets have left, and get their
 modes back before buckets return to them. A watcher stopped while hosts
 are folded leaves them so; the next one decides again but cannot know
 the modes the last one changed.

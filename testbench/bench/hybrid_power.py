@@ -1,11 +1,14 @@
 """`make bench` section "consolidation" (issue 15 item 9, the hybrid half):
 the hybrid topology (the NIC and two hosts behind memif VFs) at a low
 paced load, 50% offloaded, with core consolidation off and then on
-(controller/consolidate.py, applied by `gnbctl run`).
+(controller/consolidate.py, applied by `gnbctl run`), once per governor
+mode of GOVERNORS: busy (DPDK's usual polling: the freed host's lcores are
+set to adaptive by the fold), adaptive (Algorithm 1 everywhere) and
+proportional.
 
 The NIC's N3 port is net_null0 under the runtime's paced `--rx-replay`
 (constant gaps, the gNB downlink pcap of every DRB), radio and BaaS
-net_null. Every process runs the same --governor (GOVERNOR). One window
+net_null. Every process runs the same --governor. One window
 with the policy off, then `gnbctl power consolidate on` and, once the
 watcher folded the hosts, one window with it on. Per process: the polling
 thread's CPU time share (its own clock, the runtime's `power` command),
@@ -33,7 +36,7 @@ from testbench.topology.topology import HybridTopology, TopologyConfig, Topology
 DRBS = N_EXACT_ENTRIES
 RATE_PPS = 100_000          # low: a few % of what the NIC alone forwards here
 OFFLOAD_PERCENT = 50
-GOVERNOR = "adaptive"       # Algorithm 1: an empty lcore sleeps 10 ms at a time
+GOVERNORS = ("busy", "adaptive", "proportional")
 HOLD_S = 1
 WARMUP_S = 2.0
 WINDOW_S = 4.0
@@ -111,6 +114,42 @@ def _window(topology, estimate) -> dict:
     }
 
 
+def _one_governor(governor: str, pcap: Path, cpus: list[int], build_dir: Path,
+                  estimate) -> dict:
+    nic_cpu, host0_cpu = cpus[0], cpus[1]
+    config = TopologyConfig(
+        n_hosts=2, nic_lcore=nic_cpu, host_lcores=(host0_cpu, nic_cpu), hugepages=True,
+        pf_vdevs=GNB_DOWNLINK_REPLAY_VDEVS,
+        nic_options=("--rx-replay", f"0:{pcap},rate={RATE_PPS},pattern=constant"),
+        governor=governor, power=True, run_root=build_dir / "consolidation")
+    with HybridTopology(config) as topology:
+        gnbctl = Gnbctl(topology.gnbctl_topology)
+        gnbctl("pipeline", "push")
+        gnbctl("drb", "load", "--count", str(DRBS))
+        gnbctl("offload", "set", str(OFFLOAD_PERCENT))
+        watch = gnbctl.start_watch(topology.run_dir / "gnbctl-run.log")
+        try:
+            if watch.wait_event("watching", timeout=15) is None:
+                raise BenchError(f"gnbctl run did not start:\n{watch.log_text()}")
+            gnbctl("power", "consolidate", "off")
+            time.sleep(WARMUP_S)
+            off = _window(topology, estimate)
+            asked = time.time()
+            gnbctl("power", "consolidate", "on", "--hold-s", str(HOLD_S))
+            folded = watch.wait_event("consolidated", after=asked, timeout=FOLD_LIMIT_S)
+            if folded is None:
+                raise BenchError(f"the hosts were not folded within {FOLD_LIMIT_S:g} s:\n"
+                                 f"{watch.log_text()[-2000:]}")
+            time.sleep(WARMUP_S)
+            on = _window(topology, estimate)
+            gnbctl("power", "consolidate", "off")
+        finally:
+            watch.stop()
+    return {"off": off, "on": on, "folded": folded["detail"],
+            "hosts_cpu_ratio": on["hosts_cpu_share"] / off["hosts_cpu_share"]
+            if off["hosts_cpu_share"] else None}
+
+
 def measure(build_dir: Path, cpu_model: str) -> dict:
     try:
         from power.model import estimate
@@ -120,55 +159,23 @@ def measure(build_dir: Path, cpu_model: str) -> dict:
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         raise BenchError("the consolidation section needs 2 CPUs (NIC, hosts)")
-    nic_cpu, host0_cpu = cpus[0], cpus[1]
     pcap = downlink_pcap(build_dir / "traffic", DRBS)
-    config = TopologyConfig(
-        n_hosts=2, nic_lcore=nic_cpu, host_lcores=(host0_cpu, nic_cpu), hugepages=True,
-        pf_vdevs=GNB_DOWNLINK_REPLAY_VDEVS,
-        nic_options=("--rx-replay", f"0:{pcap},rate={RATE_PPS},pattern=constant"),
-        governor=GOVERNOR, power=True, run_root=build_dir / "consolidation")
     try:
-        with HybridTopology(config) as topology:
-            gnbctl = Gnbctl(topology.gnbctl_topology)
-            gnbctl("pipeline", "push")
-            gnbctl("drb", "load", "--count", str(DRBS))
-            gnbctl("offload", "set", str(OFFLOAD_PERCENT))
-            watch = gnbctl.start_watch(topology.run_dir / "gnbctl-run.log")
-            try:
-                if watch.wait_event("watching", timeout=15) is None:
-                    raise BenchError(f"gnbctl run did not start:\n{watch.log_text()}")
-                gnbctl("power", "consolidate", "off")
-                time.sleep(WARMUP_S)
-                off = _window(topology, estimate)
-                asked = time.time()
-                gnbctl("power", "consolidate", "on", "--hold-s", str(HOLD_S))
-                folded = watch.wait_event("consolidated", after=asked, timeout=FOLD_LIMIT_S)
-                if folded is None:
-                    raise BenchError(f"the hosts were not folded within {FOLD_LIMIT_S:g} s:\n"
-                                     f"{watch.log_text()[-2000:]}")
-                time.sleep(WARMUP_S)
-                on = _window(topology, estimate)
-                gnbctl("power", "consolidate", "off")
-            finally:
-                watch.stop()
+        governors = {g: _one_governor(g, pcap, cpus, build_dir, estimate) for g in GOVERNORS}
     except (TopologyError, GnbctlError, OSError) as e:
         raise BenchError(f"hybrid topology: {e}") from e
     return {
-        "description": (f"the hybrid topology (nic.p4 on CPU {nic_cpu}; host0 on CPU {host0_cpu}, "
-                        f"host1 on CPU {nic_cpu} beside the NIC), {DRBS:,} DRBs, "
+        "description": (f"the hybrid topology (nic.p4 on CPU {cpus[0]}; host0 on CPU {cpus[1]}, "
+                        f"host1 on CPU {cpus[0]} beside the NIC), {DRBS:,} DRBs, "
                         f"{OFFLOAD_PERCENT}% offloaded, {RATE_PPS:,} pps paced by --rx-replay "
-                        f"(constant gaps), --governor {GOVERNOR} everywhere; one {WINDOW_S:g} s "
-                        "window with core consolidation off, one with it on once gnbctl run "
-                        "folded the hosts"),
+                        f"(constant gaps), every process in one --governor mode "
+                        f"({', '.join(GOVERNORS)}); one {WINDOW_S:g} s window with core "
+                        "consolidation off, one with it on once gnbctl run folded the hosts"),
         "cpu_model": cpu_model,
         "settings": {"rate_pps": RATE_PPS, "offload_percent": OFFLOAD_PERCENT,
-                     "governor": GOVERNOR, "hold_s": HOLD_S, "window_s": WINDOW_S,
-                     "placement": {"nic": nic_cpu, "host0": host0_cpu, "host1": nic_cpu}},
-        "off": off,
-        "on": on,
-        "folded": folded["detail"],
-        "hosts_cpu_ratio": on["hosts_cpu_share"] / off["hosts_cpu_share"]
-        if off["hosts_cpu_share"] else None,
+                     "governors": list(GOVERNORS), "hold_s": HOLD_S, "window_s": WINDOW_S,
+                     "placement": {"nic": cpus[0], "host0": cpus[1], "host1": cpus[0]}},
+        "governors": governors,
         "model_note": ("power/model.py over the governor's wall-clock busy/paused/asleep "
                        "accounting: overstates processes that share a CPU (host1 and the NIC)"
                        if estimate is not None else "power/model.py not importable"),
@@ -176,8 +183,10 @@ def measure(build_dir: Path, cpu_model: str) -> dict:
 
 
 def summary(results: dict) -> str:
-    off, on = results["off"], results["on"]
-    return (f"hosts' CPU {off['hosts_cpu_share']:.2f} -> {on['hosts_cpu_share']:.2f} CPUs "
-            f"with consolidation (x{results['hosts_cpu_ratio']:.2f}); delivered "
-            f"{off['delivered_pps'] / 1e3:.0f} / {on['delivered_pps'] / 1e3:.0f} kpps, "
-            f"lost {off['replay_lost']} / {on['replay_lost']}")
+    parts = []
+    for governor, r in results["governors"].items():
+        off, on = r["off"], r["on"]
+        parts.append(f"{governor}: hosts' CPU {off['hosts_cpu_share']:.2f} -> "
+                     f"{on['hosts_cpu_share']:.2f} CPUs (x{r['hosts_cpu_ratio']:.2f}), lost "
+                     f"{off['replay_lost']} / {on['replay_lost']}")
+    return "; ".join(parts)

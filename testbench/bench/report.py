@@ -415,51 +415,63 @@ def write_power_png(path: Path, power: dict, machine: Machine) -> None:
 
 
 def print_consolidation_table(results: dict, console: Console) -> None:
-    """Core consolidation off and on: per process, the polling thread's
-    CPU time share (measured) and the model's watts; the traffic."""
+    """Core consolidation off and on, per governor mode: per process, the
+    polling thread's CPU time share (measured) and the model's watts; the
+    traffic."""
     from rich import box
-    table = Table(title=f"core consolidation, hybrid topology at {results['settings']['rate_pps']:,}"
-                        f" pps, {results['settings']['offload_percent']}% offloaded, --governor "
-                        f"{results['settings']['governor']}; {results['cpu_model']}",
+    s = results["settings"]
+    table = Table(title=f"core consolidation, hybrid topology at {s['rate_pps']:,} pps, "
+                        f"{s['offload_percent']}% offloaded; {results['cpu_model']}",
                   box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False)
-    for column in ("consolidation", "process", "CPU", "busy", "pause", "sleep", "sleeps/s", "W"):
-        table.add_column(column, justify="left" if column in ("consolidation", "process")
-                         else "right", no_wrap=True)
-    for state in ("off", "on"):
-        for name, p in results[state]["processes"].items():
-            table.add_row(state, name, f"{p['cpu_share']:.0%}", f"{p['busy_share']:.0%}",
-                          f"{p['paused_share']:.0%}", f"{p['asleep_share']:.0%}",
-                          f"{p['sleeps_per_s']:.0f}", _fmt(p["modelled_watts"], "{:.1f}"))
+    for column in ("governor", "consolidation", "process", "CPU", "busy", "pause", "sleep",
+                   "sleeps/s", "W"):
+        table.add_column(column, justify="left" if column in ("governor", "consolidation",
+                                                              "process") else "right",
+                         no_wrap=True)
+    for governor, r in results["governors"].items():
+        for state in ("off", "on"):
+            for name, p in r[state]["processes"].items():
+                table.add_row(governor, state, name, f"{p['cpu_share']:.0%}",
+                              f"{p['busy_share']:.0%}", f"{p['paused_share']:.0%}",
+                              f"{p['asleep_share']:.0%}", f"{p['sleeps_per_s']:.0f}",
+                              _fmt(p["modelled_watts"], "{:.1f}"))
     console.print(table)
-    for state in ("off", "on"):
-        w = results[state]
-        console.print(f"  {state}: offered {w['offered_pps'] / 1e3:.0f} kpps, delivered "
-                      f"{w['delivered_pps'] / 1e3:.0f} kpps, lost {w['replay_lost']}, to the hosts "
-                      f"{', '.join(f'{r / 1e3:.0f}' for r in w['to_hosts_pps'])} kpps")
-    console.print(f"  folded: {results['folded']}")
+    for governor, r in results["governors"].items():
+        for state in ("off", "on"):
+            w = r[state]
+            console.print(f"  {governor}, {state}: offered {w['offered_pps'] / 1e3:.0f} kpps, "
+                          f"delivered {w['delivered_pps'] / 1e3:.0f} kpps, lost "
+                          f"{w['replay_lost']}, to the hosts "
+                          f"{', '.join(f'{x / 1e3:.0f}' for x in w['to_hosts_pps'])} kpps")
+        console.print(f"  {governor}, folded: {r['folded']}")
 
 
 def write_consolidation_png(path: Path, results: dict, machine: Machine) -> None:
-    """Per process, CPU time share with consolidation off and on."""
+    """Per governor mode and process, CPU time share with consolidation
+    off and on."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(results["off"]["processes"])
-    figure, axis = plt.subplots(figsize=(7, 4.5))
+    governors = list(results["governors"])
+    figure, axes = plt.subplots(1, len(governors), figsize=(6 * len(governors), 4.5),
+                                squeeze=False)
     width = 0.38
-    for offset, state in ((-width / 2, "off"), (width / 2, "on")):
-        shares = [results[state]["processes"][n]["cpu_share"] * 100 for n in names]
-        axis.bar([i + offset for i in range(len(names))], shares, width,
-                 label=f"consolidation {state} (hosts {results[state]['hosts_cpu_share']:.2f} CPUs)")
-    axis.set_xticks(range(len(names)), names)
-    axis.set_ylabel("polling thread's CPU time (% of the window)")
-    axis.set_ylim(0, 105)
-    axis.grid(True, axis="y", alpha=0.3)
-    axis.legend(fontsize=8)
+    for axis, governor in zip(axes[0], governors):
+        r = results["governors"][governor]
+        names = list(r["off"]["processes"])
+        for offset, state in ((-width / 2, "off"), (width / 2, "on")):
+            shares = [r[state]["processes"][n]["cpu_share"] * 100 for n in names]
+            axis.bar([i + offset for i in range(len(names))], shares, width,
+                     label=f"consolidation {state} (hosts {r[state]['hosts_cpu_share']:.2f} CPUs)")
+        axis.set_xticks(range(len(names)), names)
+        axis.set_ylabel("polling thread's CPU time (% of the window)")
+        axis.set_ylim(0, 105)
+        axis.set_title(f"--governor {governor}", fontsize=9)
+        axis.grid(True, axis="y", alpha=0.3)
+        axis.legend(fontsize=8)
     s = results["settings"]
     figure.suptitle(f"core consolidation: hybrid topology, {s['rate_pps']:,} pps, "
-                    f"{s['offload_percent']}% offloaded, --governor {s['governor']}\n"
-                    f"{machine.cpu_model}", fontsize=9)
+                    f"{s['offload_percent']}% offloaded\n{machine.cpu_model}", fontsize=9)
     _save(figure, path, f"placement {s['placement']}; CPU time measured (thread clock); "
                         "details in bench.json \"consolidation\"")

@@ -44,8 +44,12 @@ def test_shares_are_window_deltas_summed_over_lcores():
     assert _process_shares(before, after, None)["nic"]["modelled_watts"] is None
 
 
-def test_summary_names_both_windows():
+def test_summary_names_both_windows_of_each_governor():
     window = {"hosts_cpu_share": 1.5, "delivered_pps": 100_000, "replay_lost": 0}
-    line = summary({"off": window, "on": {**window, "hosts_cpu_share": 1.0},
-                    "hosts_cpu_ratio": 1.0 / 1.5})
-    assert "1.50 -> 1.00" in line and "x0.67" in line
+    line = summary({"governors": {
+        "busy": {"off": window, "on": {**window, "hosts_cpu_share": 1.0},
+                 "hosts_cpu_ratio": 1.0 / 1.5},
+        "adaptive": {"off": window, "on": {**window, "replay_lost": 3},
+                     "hosts_cpu_ratio": 1.0}}})
+    assert "busy: hosts' CPU 1.50 -> 1.00 CPUs (x0.67)" in line
+    assert "adaptive: hosts' CPU 1.50 -> 1.50 CPUs (x1.00), lost 0 / 3" in line

@@ -149,6 +149,6 @@ def test_modes_to_switch_are_the_polling_ones():
             {"lcore": 3, "mode": "adaptive"}, {"lcore": 4, "mode": "proportional"},
             {"lcore": 5, "mode": "pmgmt-pause"}]},
         {"name": "host2", "reachable": False, "lcores": []}]}
-    assert modes_to_switch(telemetry, "host1") == {1: "busy", 2: "nap"}
+    assert modes_to_switch(telemetry, "host1") == {1: "busy", 2: "nap", 4: "proportional"}
     assert modes_to_switch(telemetry, "host2") == {}
     assert modes_to_switch(None, "host1") == {}
