@@ -61,7 +61,8 @@ class TopologyConfig:
     baas: bool = False
     baas_lcore: int = 1
     baas_options: tuple[str, ...] = ("--max-pdus", "32768")
-    # every target's --governor, and the power sidecar on their control sockets
+    # every target's (and the BaaS's) --governor, and the power sidecar on
+    # their control sockets
     governor: str = "nap"
     power: bool = False
     power_period_ms: int = 100
@@ -159,8 +160,11 @@ class HybridTopology:
         file then names it. A restarted target keeps its control socket's
         path, and the sidecar connects again."""
         if self.power is None:
+            governed = {t.name: t.runtime.control_path for t in self.targets}
+            if self.baas is not None:       # its lcores run the same governor
+                governed["baas"] = self.baas.process.control_path
             self.power = PowerSidecar(PowerSpec(
-                {t.name: t.runtime.control_path for t in self.targets}, self.run_dir / "power",
+                governed, self.run_dir / "power",
                 grpc=f"unix:{self.socket_dir / 'power.grpc'}",
                 period_ms=self.config.power_period_ms))
         self.gnbctl_topology.write_text(self.gnbctl_toml())
@@ -176,7 +180,7 @@ class HybridTopology:
             lcore=self.config.baas_lcore, run_dir=self.run_dir / "baas",
             file_prefix=f"{topology_eal_prefix(self.tag)}baas",
             grpc=f"unix:{self.socket_dir / 'baas.grpc'}", netns=link.netns.name,
-            options=list(self.config.baas_options))
+            options=["--governor", self.config.governor, *self.config.baas_options])
 
     @property
     def nic_registers_file(self) -> Path:
