@@ -14,6 +14,7 @@ import time
 import pytest
 
 from baas_link import BaasLink
+from waiting import wait_for
 from test_arq import send_copies
 from test_poll_timer import LCID, UE, first_retransmission, send_copy
 from test_ring_attachment import (AM18, N3, P4SRC, RADIO, RING, RingGnb, _refused, packet,
@@ -41,17 +42,6 @@ def lcore_power(link) -> dict:
     """The power object of the BaaS's lcore (link: a BaasLink or RingGnb)."""
     [lcore] = link.baas.request({"cmd": "power"})["lcores"]
     return lcore
-
-
-def wait_for(predicate, timeout_s: float = 10.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_power_answers_with_its_lcores(start_link):

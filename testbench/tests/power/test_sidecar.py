@@ -18,6 +18,7 @@ import pytest
 
 from power import model
 from power.service import stubs
+from waiting import wait_for
 
 pytestmark = pytest.mark.dpdk
 
@@ -34,16 +35,6 @@ def rpc_error(call, request) -> grpc.RpcError:
     with pytest.raises(grpc.RpcError) as failed:
         call(request, timeout=TIMEOUT)
     return failed.value
-
-
-def wait_for(condition, timeout: float = 5.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
-        time.sleep(0.05)
 
 
 def test_telemetry_of_an_idle_adaptive_and_a_busy_target(start_target, start_sidecar):

@@ -16,6 +16,7 @@ from scapy.layers.l2 import Ether
 from scapy.utils import rdpcap
 
 from test_runtime import Runtime, frame, write_pcap
+from waiting import wait_for
 
 pytestmark = pytest.mark.dpdk
 
@@ -30,17 +31,6 @@ def binary(handwritten):
 def lcore_power(rt: Runtime) -> dict:
     [lcore] = rt.ok("power")["lcores"]
     return lcore
-
-
-def wait_for(predicate, timeout_s: float = 10.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_backends_are_detected_and_named(binary, tmp_path):
