@@ -11,7 +11,7 @@ control StepIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
     apply {
         dl_validation.apply(hdr, meta, standard_metadata);
         if (meta.drop == 0) {
-            dl_decap.apply(hdr, meta);
+            dl_decap.apply(hdr, meta, standard_metadata);
             standard_metadata.egress_spec = RADIO_PORT;
         }
         drops.apply(meta, standard_metadata);

@@ -17,9 +17,9 @@ control StepIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
             dl_lookup.apply(hdr, meta);
         }
         if (meta.drop == 0) {
-            dl_decap.apply(hdr, meta);
+            dl_decap.apply(hdr, meta, standard_metadata);
             dl_radio_headers.apply(hdr, meta);
-            dl_sequence_numbers.apply(hdr, meta);
+            dl_sequence_numbers.apply(hdr, meta, standard_metadata);
             standard_metadata.egress_spec = RADIO_PORT;
         }
         drops.apply(meta, standard_metadata);

@@ -16,9 +16,9 @@ control StepIngress(inout gnb_headers_t hdr, inout gnb_metadata_t meta,
         if (meta.drop == 0) {
             meta.drb = { hdr.gtpu.teid[15:0], hdr.gtpu.teid[15:0], 4, 1, 1, 1, 9,
                          (bit<32>)0x02000000 ++ hdr.gtpu.teid[15:0] };
-            dl_decap.apply(hdr, meta);
+            dl_decap.apply(hdr, meta, standard_metadata);
             dl_radio_headers.apply(hdr, meta);
-            dl_sequence_numbers.apply(hdr, meta);
+            dl_sequence_numbers.apply(hdr, meta, standard_metadata);
             standard_metadata.egress_spec = RADIO_PORT;
         }
         drops.apply(meta, standard_metadata);
