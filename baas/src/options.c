@@ -116,7 +116,6 @@ baas_options_parse(int argc, char **argv, const char *prog, struct baas_options 
 		{ NULL, 0, NULL, 0 },
 	};
 	double v;
-	char err[200];
 
 	memset(out, 0, sizeof(*out));
 	out->burst = 32;
@@ -193,19 +192,12 @@ baas_options_parse(int argc, char **argv, const char *prog, struct baas_options 
 			out->rx_replay[out->n_rx_replay++] = optarg;
 			break;
 		case OPT_GOVERNOR:
-			if (t4p4s_governor_parse(optarg, &out->governor) < 0) {
-				fprintf(stderr, "error: --governor: unknown mode '%s' (busy, nap, "
-					"adaptive, proportional, pmgmt-pause, pmgmt-monitor or "
-					"pmgmt-scale)\n", optarg);
+			if (t4p4s_governor_option(optarg, &out->governor) < 0)
 				goto bad;
-			}
 			break;
 		case OPT_POWER_THRESHOLDS:
-			if (t4p4s_power_thresholds_parse(&out->power_thresholds, optarg, err,
-							 sizeof(err)) != 0) {
-				fprintf(stderr, "error: --power-thresholds: %s\n", err);
+			if (t4p4s_power_thresholds_option(optarg, &out->power_thresholds) < 0)
 				goto bad;
-			}
 			break;
 		case OPT_HELP:
 			usage(prog);

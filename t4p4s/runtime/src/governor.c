@@ -53,6 +53,26 @@ t4p4s_governor_parse(const char *name, enum t4p4s_governor_policy *out)
 	return -1;
 }
 
+int
+t4p4s_governor_option(const char *arg, enum t4p4s_governor_policy *out)
+{
+	if (t4p4s_governor_parse(arg, out) == 0)
+		return 0;
+	fprintf(stderr, "error: --governor: unknown mode '%s' (" T4P4S_GOVERNOR_MODE_NAMES ")\n",
+		arg);
+	return -1;
+}
+
+int
+t4p4s_power_thresholds_option(const char *arg, struct t4p4s_power_thresholds *out)
+{
+	char err[160];
+	if (t4p4s_power_thresholds_parse(out, arg, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "error: --power-thresholds: %s\n", err);
+	return -1;
+}
+
 const char *
 t4p4s_governor_name(enum t4p4s_governor_policy policy)
 {

@@ -156,6 +156,13 @@ extern struct t4p4s_governed t4p4s_governed;
 
 /* NAME of a mode; -1 for an unknown one. */
 int t4p4s_governor_parse(const char *name, enum t4p4s_governor_policy *out);
+#define T4P4S_GOVERNOR_MODE_NAMES \
+	"busy, nap, adaptive, proportional, pmgmt-pause, pmgmt-monitor or pmgmt-scale"
+/* The options --governor MODE and --power-thresholds K=V,... of every
+ * process that runs the governor (targets, the BaaS): 0, or -1 after
+ * printing why to stderr. */
+int t4p4s_governor_option(const char *arg, enum t4p4s_governor_policy *out);
+int t4p4s_power_thresholds_option(const char *arg, struct t4p4s_power_thresholds *out);
 const char *t4p4s_governor_name(enum t4p4s_governor_policy policy);
 static inline bool
 t4p4s_governor_is_pmgmt(enum t4p4s_governor_policy p)

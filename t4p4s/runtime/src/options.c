@@ -147,22 +147,13 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 			out->burst = (unsigned)v;
 			break;
 		case OPT_GOVERNOR:
-			if (t4p4s_governor_parse(optarg, &out->governor) < 0) {
-				fprintf(stderr, "error: --governor: unknown mode '%s' (busy, nap, "
-					"adaptive, proportional, pmgmt-pause, pmgmt-monitor or "
-					"pmgmt-scale)\n", optarg);
+			if (t4p4s_governor_option(optarg, &out->governor) < 0)
 				goto bad;
-			}
 			break;
-		case OPT_POWER_THRESHOLDS: {
-			char err[160];
-			if (t4p4s_power_thresholds_parse(&out->power_thresholds, optarg, err,
-							 sizeof(err)) != 0) {
-				fprintf(stderr, "error: --power-thresholds: %s\n", err);
+		case OPT_POWER_THRESHOLDS:
+			if (t4p4s_power_thresholds_option(optarg, &out->power_thresholds) < 0)
 				goto bad;
-			}
 			break;
-		}
 		case OPT_MBUFS:
 			if (t4p4s_option_number("--mbufs", optarg, 0, 1 << 24, &v) < 0)
 				goto bad;

@@ -173,8 +173,8 @@ t4p4s_power_mode_command(json_t *cmd, char *err, size_t err_len)
 		return NULL;
 	}
 	if (t4p4s_governor_parse(mode, &policy) != 0) {
-		snprintf(err, err_len, "power_mode: unknown mode '%s' (busy, nap, adaptive, "
-			 "proportional, pmgmt-pause, pmgmt-monitor, pmgmt-scale)", mode);
+		snprintf(err, err_len, "power_mode: unknown mode '%s' (" T4P4S_GOVERNOR_MODE_NAMES ")",
+			 mode);
 		return NULL;
 	}
 	int index = lcore_index(cmd, err, err_len);
