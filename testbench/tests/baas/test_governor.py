@@ -18,7 +18,7 @@ from waiting import wait_for
 from test_arq import send_copies
 from test_poll_timer import LCID, UE, first_retransmission, send_copy
 from test_ring_attachment import (AM18, N3, P4SRC, RADIO, RING, RingGnb, _refused, packet,
-                                  status18)
+                                  status18, stop_ring_gnb)
 from testbench.gnb.baas_frames import status_frame, with_poll
 from testbench.topology.baas import BaasSpec
 
@@ -160,11 +160,7 @@ def governed_ring_gnb(compiled, baas_executable, tmp_path):
     gnb = GovernedRingGnb(compiled(P4SRC / "host.p4").executable_path, baas_executable,
                           tmp_path)
     yield gnb
-    baas_status = gnb.baas.stop() if gnb.baas.alive() else 0
-    target_status = gnb.target.stop()
-    gnb.baas = gnb.target = None
-    gnb.close()
-    assert (baas_status, target_status) == (0, 0)
+    stop_ring_gnb(gnb)
 
 
 @pytest.mark.dpdk

@@ -129,15 +129,21 @@ class RingGnb:
             leftover.unlink(missing_ok=True)
 
 
-@pytest.fixture
-def ring_gnb(compiled, baas_executable, tmp_path):
-    gnb = RingGnb(compiled(P4SRC / "host.p4").executable_path, baas_executable, tmp_path)
-    yield gnb
+def stop_ring_gnb(gnb: RingGnb):
+    """Both processes stopped cleanly (a sanitizer's report makes a status
+    non-zero) and the gNB's leftovers removed."""
     baas_status = gnb.baas.stop() if gnb.baas.alive() else 0
     target_status = gnb.target.stop()
     gnb.baas = gnb.target = None
     gnb.close()
     assert (baas_status, target_status) == (0, 0)
+
+
+@pytest.fixture
+def ring_gnb(compiled, baas_executable, tmp_path):
+    gnb = RingGnb(compiled(P4SRC / "host.p4").executable_path, baas_executable, tmp_path)
+    yield gnb
+    stop_ring_gnb(gnb)
     assert not dpdk_runtime_dir(gnb.prefix).exists(), "the target left its runtime directory"
 
 
