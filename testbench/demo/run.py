@@ -1,7 +1,8 @@
 """`make demo`: the hybrid gNB user plane end to end on one machine.
 
 Brings up the topology in network namespaces (the NIC process with its PFs
-on veths and one memif VF pair per host, two host processes), pushes the
+on veths and one memif VF pair per host, two host processes, the power
+governor sidecar on every target's control socket), pushes the
 pipelines and 65,536 DRBs with gnbctl, sends downlink GTP-U from the N3
 namespace while gnbctl moves the split 0% -> 50% -> 100% -> 0% live, and
 checks every frame captured on the radio and BaaS sides: none lost or
@@ -36,6 +37,21 @@ ARQ_SECONDS = 4.0
 ARQ_OFFLOAD = 50
 RADIO_LOSS = 0.01
 ARQ_SETTLE_S = 30.0
+# the demo reads the sidecar once: a slow poll leaves the two vCPUs to the
+# traffic (at 100 ms it would poll three control sockets ten times a second)
+POWER_PERIOD_MS = 1000
+
+
+def _power_line(gnbctl: Gnbctl, address: str) -> str:
+    """`gnbctl power show`'s facts in one line: each target's governor
+    mode(s) and where the power figures come from."""
+    shown = gnbctl("power", "show")["result"]
+    modes = ", ".join(f"{t['name']} " + ("/".join(sorted({lc["mode"] for lc in t["lcores"]}))
+                                         if t["reachable"] else "unreachable")
+                      for t in shown["targets"])
+    power = shown["power"]
+    return (f"  power sidecar: {address}; governor {modes}; power source "
+            f"{power['source']} (this machine: {', '.join(power['sources'])})")
 
 
 def _arq_run(topology: HybridTopology, gnbctl: Gnbctl, drbs: list[int], console) -> dict:
@@ -147,7 +163,8 @@ def main() -> int:
     console = Console(width=None if sys.stdout.isatty() else 120)
     try:
         console.print("[bold]bringing up[/] 1 NIC + 2 hosts in network namespaces")
-        with HybridTopology(TopologyConfig(n_hosts=2)) as topology:
+        with HybridTopology(TopologyConfig(n_hosts=2, power=True,
+                                           power_period_ms=POWER_PERIOD_MS)) as topology:
             for target in topology.targets:
                 console.print(f"  {target.name}: P4Runtime {target.spec.p4runtime_address}, "
                               f"lcore {target.spec.lcore}, ports {', '.join(target.spec.vdevs)}")
@@ -155,6 +172,7 @@ def main() -> int:
                           f"{', '.join(l.netns.name for l in topology.network.links.values())}")
             console.print(f"  gnbctl topology: {topology.gnbctl_topology}")
             gnbctl = Gnbctl(topology.gnbctl_topology)
+            console.print(_power_line(gnbctl, topology.power.address), highlight=False)
             started = time.monotonic()
             gnbctl("pipeline", "push")
             console.print(f"[bold]gnbctl pipeline push[/] {time.monotonic() - started:.1f} s")
