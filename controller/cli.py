@@ -28,29 +28,13 @@ from rich.table import Table
 from controller import (baas, counters, drbs, offload, pipeline, power, rlc_poll, status,
                         targets, topology, watch)
 from controller.errors import EXIT_INTERNAL, EXIT_USAGE, GnbctlError
+from t4p4s.usage import OneLineParser, UsageError
 
 
-class UsageError(SystemExit):
-    """A bad command line, as argparse words it. A SystemExit with code
-    EXIT_USAGE, as argparse's own error is one with 2, for callers of
-    _parser() other than main()."""
-    exit_code = EXIT_USAGE
-
-    def __init__(self, message: str):
-        super().__init__(EXIT_USAGE)
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit code EXIT_USAGE
-    (argparse's own, 2, is gnbctl's bad topology). Subcommand parsers are
-    of this class too (add_subparsers makes them of the parent's class)."""
-
-    def error(self, message: str):
-        raise UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
+class _Parser(OneLineParser):
+    """A usage error is exit code EXIT_USAGE: argparse's own, 2, is
+    gnbctl's bad topology."""
+    usage_exit_code = EXIT_USAGE
 
 
 def _parser() -> argparse.ArgumentParser:

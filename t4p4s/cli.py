@@ -16,31 +16,11 @@ import sys
 from pathlib import Path
 
 from t4p4s.stf.compile_cache import DEFAULT_CACHE_ROOT, compile_cached
+from t4p4s.usage import OneLineParser, UsageError
 
 EXIT_FAILURE = 1
-EXIT_USAGE = 2          # argparse's own
 EXIT_INTERNAL = 70      # sysexits.h EX_SOFTWARE, as gnbctl's
 TRACEBACK_ENV = "T4P4S_TRACEBACK"
-
-
-class UsageError(SystemExit):
-    """A bad command line, as argparse words it; a SystemExit with code
-    EXIT_USAGE, as argparse's own error, for callers other than main()."""
-
-    def __init__(self, message: str):
-        super().__init__(EXIT_USAGE)
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line that names the --help to
-    read (the subcommands' parsers are of this class too)."""
-
-    def error(self, message: str):
-        raise UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
 
 
 def _compile(args) -> int:
@@ -98,7 +78,7 @@ def _check(args) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="t4p4s", description="P4-16 (v1model) compiler to DPDK executables, and its test tools.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -147,7 +127,7 @@ def main(argv=None) -> int:
         args = _parser().parse_args(argv)
     except UsageError as error:
         print(error, file=sys.stderr)
-        return EXIT_USAGE
+        return error.exit_code
     from t4p4s.stf.parser import StfError
     try:
         from t4p4s.diagnostics import CompileError

@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from conftest import GNBCTL, REPO
+from test_topology_file import host, nic
 from controller import cli
 from controller.errors import EXIT_INTERNAL, EXIT_USAGE
 
@@ -38,16 +39,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def nic(address: str = "127.0.0.1:9559", **keys) -> str:
-    lines = ['[[targets]]', 'name = "nic0"', 'role = "nic"', f'address = "{address}"']
-    return "\n".join(lines + [f"{k} = {json.dumps(v)}" for k, v in keys.items()]) + "\n"
-
-
-def host(name: str = "host0", address: str = "127.0.0.1:9560", **keys) -> str:
-    lines = ['[[targets]]', f'name = "{name}"', 'role = "host"', f'address = "{address}"']
-    return "\n".join(lines + [f"{k} = {json.dumps(v)}" for k, v in keys.items()]) + "\n"
 
 
 def topology_file(tmp_path, text: str, name: str = "topology.toml"):
