@@ -2,7 +2,7 @@
 assignment it asks for (controller/offload.py): every branch of the rule
 with the expected hosts written out, the hold time, the hysteresis, and
 which buckets move. The watcher applying it under traffic is
-testbench/tests/hybrid/test_consolidation.py."""
+testbench/tests/hybrid/test_hybrid_consolidation.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass

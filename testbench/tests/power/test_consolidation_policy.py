@@ -7,7 +7,7 @@ the start options good and bad (one line, exit 2). The policy needs no
 target doing work: the sidecar governs a control socket that answers the
 recorded `power` reply (recorded_runtime.py). What gnbctl makes of it:
 test_gnbctl_power.py; what `gnbctl run` does with it:
-testbench/tests/hybrid/test_consolidation.py."""
+testbench/tests/hybrid/test_hybrid_consolidation.py."""
 from __future__ import annotations
 
 import math
