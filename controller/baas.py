@@ -167,15 +167,9 @@ class Baas(SidecarClient):
         overwrote N events this reader had not read. Without follow it ends
         once it has caught up; with follow it waits for new events (no
         deadline) until the caller stops iterating, which cancels the call."""
-        call = self._stub.Events(self.pb2.EventsRequest(from_seq=from_seq, follow=follow),
-                                 timeout=None if follow else self.timeout)
-        try:
-            async for item in call:
-                yield _event(item)
-        except grpc.aio.AioRpcError as e:
-            raise self.error(e) from None
-        finally:
-            call.cancel()
+        async for item in self._stream("Events", self.pb2.EventsRequest(
+                from_seq=from_seq, follow=follow), None if follow else self.timeout):
+            yield _event(item)
 
 
 @contextlib.asynccontextmanager

@@ -419,9 +419,6 @@ async def _baas(args, topo, out: Output):
             return {"events": listed, "lost": lost}
 
         # --follow: one line per event (JSON lines with --json) until SIGINT/SIGTERM
-        stop = asyncio.Event()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
 
         async def follow():
             async for event in client.events(follow=True):
@@ -429,14 +426,30 @@ async def _baas(args, topo, out: Output):
                     print(json.dumps(event), flush=True)
                 else:
                     out.console.print(_event_line(event), highlight=False)
-        following = asyncio.create_task(follow())
-        stopped = asyncio.create_task(stop.wait())
-        await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (following, stopped):
-            task.cancel()
-        if following.done() and not following.cancelled():
-            following.result()      # the stream's error, if it ended with one
-        return None
+        return await _until_stopped(follow())
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event SIGINT or SIGTERM sets: how a command that runs until
+    stopped ends cleanly."""
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+    return stop
+
+
+async def _until_stopped(following) -> None:
+    """Runs `following` (a stream printed line by line) until it ends or
+    SIGINT/SIGTERM; an error the stream ended with is raised."""
+    stop = _stop_on_signals()
+    following = asyncio.create_task(following)
+    stopped = asyncio.create_task(stop.wait())
+    await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (following, stopped):
+        task.cancel()
+    if following.done() and not following.cancelled():
+        following.result()      # the stream's error, if it ended with one
+    return None
 
 
 def _pct(part: int, whole: int) -> str:
@@ -581,9 +594,6 @@ async def _power(args, topo, out: Output):
             return result
 
         # watch: one line per sample (JSON lines with --json) until SIGINT/SIGTERM or --count
-        stop = asyncio.Event()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
         one = args.targets[0] if args.targets and len(args.targets) == 1 else ""
 
         async def follow():
@@ -599,14 +609,7 @@ async def _power(args, topo, out: Output):
                 seen += 1
                 if args.count and seen >= args.count:
                     return
-        following = asyncio.create_task(follow())
-        stopped = asyncio.create_task(stop.wait())
-        await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (following, stopped):
-            task.cancel()
-        if following.done() and not following.cancelled():
-            following.result()
-        return None
+        return await _until_stopped(follow())
 
 
 async def _run(args, out: Output):
@@ -832,9 +835,7 @@ async def _run(args, out: Output):
                 print(json.dumps(event.__dict__), flush=True)
             else:
                 out.console.print(event.line(), highlight=False, markup=False)
-        stop = asyncio.Event()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+        stop = _stop_on_signals()
         await watch.Watcher(topo, args.interval, report).run(stop)
         return None
     raise AssertionError(cmd)

@@ -17,8 +17,6 @@ import asyncio
 import contextlib
 from typing import AsyncIterator
 
-import grpc
-
 from controller import offload, targets
 from controller.errors import GnbctlError
 from controller.grpc_stubs import to_dict
@@ -67,15 +65,9 @@ class Power(SidecarClient):
     async def stream(self, target: str = "", period_ms: int = 0) -> AsyncIterator[dict]:
         """Telemetry every period until the caller stops iterating (which
         cancels the call)."""
-        call = self._stub.StreamTelemetry(
-            self.pb2.StreamTelemetryRequest(target=target, period_ms=period_ms))
-        try:
-            async for message in call:
-                yield to_dict(message)
-        except grpc.aio.AioRpcError as e:
-            raise self.error(e) from None
-        finally:
-            call.cancel()
+        async for message in self._stream("StreamTelemetry", self.pb2.StreamTelemetryRequest(
+                target=target, period_ms=period_ms)):
+            yield to_dict(message)
 
     async def set_mode(self, target: str, mode: str, lcore: int | None = None) -> dict:
         return to_dict(await self._unary("SetMode", self.pb2.SetModeRequest(

@@ -93,3 +93,15 @@ class SidecarClient:
             return await getattr(self._stub, method)(request, timeout=self.timeout)
         except grpc.aio.AioRpcError as e:
             raise self.error(e) from None
+
+    async def _stream(self, method: str, request, timeout: float | None = None):
+        """A server stream's messages until the caller stops iterating
+        (which cancels the call); its error status as the client's error."""
+        call = getattr(self._stub, method)(request, timeout=timeout)
+        try:
+            async for message in call:
+                yield message
+        except grpc.aio.AioRpcError as e:
+            raise self.error(e) from None
+        finally:
+            call.cancel()
