@@ -195,25 +195,20 @@ def main(argv: list[str] | None = None) -> int:
     if results:
         written.append(args.results_dir / "bench.png")
         write_png(written[-1], results, machine)
-    if "offered_load" in sections and "skipped" not in sections["offered_load"]:
-        print_offered_load_table(sections["offered_load"], console)
-        written.append(args.results_dir / "bench_latency.png")
-        write_latency_png(written[-1], sections["offered_load"], machine)
-    if "power" in sections and "skipped" not in sections["power"]:
-        print_power_table(sections["power"], console)
-        written.append(args.results_dir / "bench_power.png")
-        write_power_png(written[-1], sections["power"], machine)
-    if "consolidation" in sections and "skipped" not in sections["consolidation"]:
-        print_consolidation_table(sections["consolidation"], console)
-        written.append(args.results_dir / "bench_consolidation.png")
-        write_consolidation_png(written[-1], sections["consolidation"], machine)
-    if "baas" in sections and "skipped" not in sections["baas"]:
-        written.append(args.results_dir / "bench_baas.png")
-        write_baas_png(written[-1], sections["baas"], machine)
-    if "hybrid" in sections and "skipped" not in sections["hybrid"]:
-        print_hybrid_table(sections["hybrid"], console)
-        written.append(args.results_dir / "bench_hybrid.png")
-        write_hybrid_png(written[-1], sections["hybrid"], machine)
+    # each measured section: its table (if it prints one) and its plot
+    for name, print_section, plot, write_plot in (
+            ("offered_load", print_offered_load_table, "bench_latency.png", write_latency_png),
+            ("power", print_power_table, "bench_power.png", write_power_png),
+            ("consolidation", print_consolidation_table, "bench_consolidation.png",
+             write_consolidation_png),
+            ("baas", None, "bench_baas.png", write_baas_png),
+            ("hybrid", print_hybrid_table, "bench_hybrid.png", write_hybrid_png)):
+        if name not in sections or "skipped" in sections[name]:
+            continue
+        if print_section is not None:
+            print_section(sections[name], console)
+        written.append(args.results_dir / plot)
+        write_plot(written[-1], sections[name], machine)
     console.print(f"wrote {', '.join(map(str, written))}")
 
     all_measured = all(m.samples and not m.skipped for m in results) \
