@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import finsy as fy
 import grpc
+from finsy import p4entity
 from finsy.grpcutil import GRPCStatusCode
 from finsy.p4client import P4ClientError, P4RpcStatus
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
@@ -303,3 +304,9 @@ class Reader(_Readable):
 
     async def read_raw(self, entity: p4r.Entity) -> list[p4r.Entity]:
         return await read_unarbitrated(self.config, [entity], RPC_TIMEOUT)
+
+    async def read(self, entity) -> list:
+        """A Read of one finsy entity (a table's entries), decoded as
+        Target.read decodes them."""
+        found = await self.read_raw(entity.encode(self.schema))
+        return [p4entity.decode_entity(e, self.schema) for e in found]

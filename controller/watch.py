@@ -436,10 +436,14 @@ class Watcher:
             # modes back before traffic, sleep only after it has gone
             await self._restore_modes(client, now, started)
             try:
-                async with targets.session(self.topology, [nic]) as (target,):
-                    updates = await offload.vf_updates(
-                        target, offload.vf_assignment(hosts, live, decision.active or None))
-                    await target.write(updates)
+                # read without a session: a session each period would claim
+                # primary every second and refuse other gnbctl commands
+                updates = await offload.vf_updates(
+                    targets.Reader(nic, self._schema(nic)),
+                    offload.vf_assignment(hosts, live, decision.active or None))
+                if updates:
+                    async with targets.session(self.topology, [nic]) as (target,):
+                        await target.write(updates)
             except GnbctlError as e:
                 consolidator.active = before        # decided again next period
                 self._emit(nic.name, "failed", started, f"consolidation: {e}; trying again")
