@@ -250,8 +250,19 @@ class GnbFullDownlinkNetPcap(GnbFullDownlink):
         return ()
 
 
+class GnbNicNothingOffloaded(GnbFullDownlink):
+    """p4src/nic.p4 with nothing offloaded (its offload and VF tables
+    empty, no VF ports) on step 5's source and DRBs: what the NIC build's
+    offload manager costs the downlink by itself, against host.p4 in the
+    same run (issue 16: within 10%)."""
+    name = "gnb_nic_p4"
+    description = "p4src/nic.p4 at 0% offload (no VF ports), step 5's source and DRBs"
+    baseline = GnbFullDownlink.name
+    program = REPO_ROOT / "p4src" / "nic.p4"
+
+
 GNB_STEPS_WORKLOADS = (TestpmdMacswapGnbPcap, GnbL2fwd, GnbDecap, GnbRadioHeaders, GnbDrbTable, GnbFullDownlink,
-                       GnbFullDownlinkNetPcap)
+                       GnbFullDownlinkNetPcap, GnbNicNothingOffloaded)
 ALL_WORKLOADS = (TestpmdMacswapNull, L2fwdNull, SwxL2fwdMacswpNull, L2fwdPcap, ExactTablePcap, *GNB_STEPS_WORKLOADS)
 
 # Peers considered for the comparison and why they are not measured

@@ -62,7 +62,11 @@ def generate_c(bound, resources: Resources, program_name: str,
     deparser = Deparser(ctx)
     deparser.emit(bound.deparser)
     descriptors = Descriptors(ctx, actions).emit(program_name, p4info_path)
-    prefetch_cells = prefetch.emit(prefetch.hints(resources, [bound.ingress, bound.egress], tables.lookahead),
+    # the parser's (packet, hdr, meta, std) and verifyChecksum's (hdr, meta)
+    # against the ingress's (hdr, meta, std)
+    before = ((bound.parser, bound.parser.params[1:]), (bound.verify_checksum, bound.verify_checksum.params))
+    prefetch_cells = prefetch.emit(prefetch.hints(resources, [bound.ingress, bound.egress], tables.lookahead,
+                                                  before),
                                    actions, tables.lookahead_name)
     sharing = shared_clone.plan(bound, ctx.clone_kinds, deparser.emits_every_header)
     arch = pipeline(ctx, f"parser_{bound.parser.name}",

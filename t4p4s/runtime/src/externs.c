@@ -13,8 +13,13 @@
 #include "runtime.h"
 #include "options.h"
 
-static uint32_t crc32_table[256];
-static uint16_t crc16_table[256];
+/* Slicing by 4 (tables[k][i]: byte i's CRC followed by k zero bytes): four
+ * input bytes take four independent table loads instead of a chain of
+ * four dependent ones (nic.p4's offload bucket, a CRC-32 of the TEID on
+ * every downlink packet, took ~19 cycles a packet bytewise on AMD EPYC).
+ * The results are the bytewise CRCs' to the bit. */
+static uint32_t crc32_tables[4][256];
+static uint16_t crc16_tables[4][256];
 
 RTE_INIT(crc_tables_init)
 {
@@ -26,27 +31,59 @@ RTE_INIT(crc_tables_init)
 			c16 = (c16 & 1) ? (uint16_t)((c16 >> 1) ^ 0xA001u)
 					: (uint16_t)(c16 >> 1);
 		}
-		crc32_table[i] = c32;
-		crc16_table[i] = c16;
+		crc32_tables[0][i] = c32;
+		crc16_tables[0][i] = c16;
 	}
+	for (int k = 1; k < 4; k++)
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c32 = crc32_tables[k - 1][i];
+			uint16_t c16 = crc16_tables[k - 1][i];
+			crc32_tables[k][i] =
+				(c32 >> 8) ^ crc32_tables[0][c32 & 0xFF];
+			crc16_tables[k][i] = (uint16_t)(
+				(c16 >> 8) ^ crc16_tables[0][c16 & 0xFF]);
+		}
+}
+
+static inline uint32_t
+load_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
 }
 
 static uint32_t
 crc32(const uint8_t *p, size_t n)
 {
 	uint32_t c = 0xFFFFFFFFu;
-	for (size_t i = 0; i < n; i++)
-		c = crc32_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		c ^= load_le32(p + i);
+		c = crc32_tables[3][c & 0xFF] ^
+		    crc32_tables[2][(c >> 8) & 0xFF] ^
+		    crc32_tables[1][(c >> 16) & 0xFF] ^
+		    crc32_tables[0][c >> 24];
+	}
+	for (; i < n; i++)
+		c = crc32_tables[0][(c ^ p[i]) & 0xFF] ^ (c >> 8);
 	return c ^ 0xFFFFFFFFu;
 }
 
 static uint16_t
 crc16(const uint8_t *p, size_t n)
 {
-	uint16_t c = 0;
-	for (size_t i = 0; i < n; i++)
-		c = (uint16_t)(crc16_table[(c ^ p[i]) & 0xFF] ^ (c >> 8));
-	return c;
+	uint32_t c = 0;
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		c ^= load_le32(p + i);
+		c = (uint32_t)crc16_tables[3][c & 0xFF] ^
+		    crc16_tables[2][(c >> 8) & 0xFF] ^
+		    crc16_tables[1][(c >> 16) & 0xFF] ^
+		    crc16_tables[0][c >> 24];
+	}
+	for (; i < n; i++)
+		c = crc16_tables[0][(c ^ p[i]) & 0xFF] ^ (c >> 8);
+	return (uint16_t)c;
 }
 
 static uint64_t

@@ -42,11 +42,16 @@ t4p4s_table_lookup_burst(struct t4p4s_table *t, const uint8_t *const *keys,
 			entries[i] = t4p4s_table_lookup(t, keys[i]);
 		return;
 	}
+	const struct t4p4s_entry *fallback =
+		__atomic_load_n(&t->default_entry, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&t->empty, __ATOMIC_ACQUIRE)) {
+		for (unsigned i = 0; i < n; i++)
+			entries[i] = fallback;
+		return;
+	}
 	uint64_t hits = 0;
 	rte_hash_lookup_bulk_data(t->exact, (const void **)(uintptr_t)keys, n,
 				  &hits, (void **)entries);
-	const struct t4p4s_entry *fallback =
-		__atomic_load_n(&t->default_entry, __ATOMIC_ACQUIRE);
 	for (unsigned i = 0; i < n; i++) {
 		if (hits & (UINT64_C(1) << i))
 			rte_prefetch0(entries[i]);
@@ -59,6 +64,8 @@ const struct t4p4s_entry *
 t4p4s_table_lookup(struct t4p4s_table *t, const uint8_t *key)
 {
 	const struct t4p4s_entry *e = NULL;
+	if (__atomic_load_n(&t->empty, __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&t->default_entry, __ATOMIC_ACQUIRE);
 	switch (t->kind) {
 	case TABLE_EXACT: {
 		void *data;
@@ -171,6 +178,7 @@ table_create(uint16_t index)
 	t->kind = kind_of(d);
 	t->key_size = d->key_size;
 	t->needs_priority = needs_priority(d);
+	t->empty = true;
 	t->entry_size = sizeof(struct t4p4s_entry) + d->data_size;
 
 	const struct t4p4s_table_action *da = &d->actions[d->default_action];
@@ -327,6 +335,9 @@ table_insert(struct t4p4s_table *t, const uint8_t *match,
 		return ret;
 	}
 	t->n_entries++;
+	/* after the entry is in the lookup structure: an lcore that sees the
+	 * table non-empty finds it */
+	__atomic_store_n(&t->empty, false, __ATOMIC_RELEASE);
 	t4p4s_rcu_reclaim();
 	return 0;
 }
@@ -379,6 +390,8 @@ record_delete(struct t4p4s_table *t, struct table_record *r)
 		return ret;
 	rte_hash_del_key(t->records, r->match);
 	t->n_entries--;
+	if (t->n_entries == 0)
+		__atomic_store_n(&t->empty, true, __ATOMIC_RELEASE);
 	t4p4s_rcu_defer(record_release, t, r);
 	return 0;
 }

@@ -43,6 +43,11 @@ struct t4p4s_table {
 	/* read by the fast path */
 	enum table_kind kind;
 	uint16_t key_size;
+	/* No entry: every lookup is a miss, so the lcores return the default
+	 * entry without searching (an offload table of nic.p4 with nothing
+	 * offloaded, a lookahead on a table the program's mode leaves unused).
+	 * Written by the control thread after the lookup structure changed. */
+	bool empty;
 	const struct t4p4s_entry *default_entry;
 	union {
 		struct rte_hash *exact;

@@ -14,7 +14,7 @@ from scapy.utils import wrpcap
 from t4p4s.diagnostics import CompileError
 from t4p4s.driver import compile_program
 
-from backend_util import REPO, STF_PROGRAMS, c_of, gcc_syntax_check, write_program
+from backend_util import REPO, STF_PROGRAMS, c_of, gcc_syntax_check, program_text, write_program
 from pcap_frames import read_pcap_frames
 
 
@@ -212,6 +212,69 @@ def test_prefetch_hints_follow_action_data_to_extern_indices(tmp_path):
     c_file.write_text(c)
     check = gcc_syntax_check(c_file)
     assert check.returncode == 0, check.stderr[-3000:]
+
+
+_GUARDED_BY_ANOTHER_TABLE = """
+        counter(1024, CounterType.packets) hits;
+        counter(1024, CounterType.packets) marked;
+        action set_index(bit<32> index) { meta.m = index; }
+        action mark() { meta.flag = 1; }
+        table t { key = { hdr.eth.type : exact; } actions = { set_index; NoAction; }
+                  default_action = NoAction(); }
+        table other { key = { sm.ingress_port : exact; } actions = { mark; NoAction; }
+                      default_action = NoAction(); }
+        apply {
+            if (sm.ingress_port == 0) {
+                hdr.eth.src = 0;
+            } else {
+                other.apply();
+            }
+            %s
+            if (sm.ingress_port == 0) {
+                t.apply();
+            }
+            hits.count(meta.m);
+            if (meta.flag == 1 && meta.m != 7) {
+                marked.count(meta.m);
+            }
+        }
+"""
+
+
+def _guarded_program(tmp_path, extra: str) -> Path:
+    """_GUARDED_BY_ANOTHER_TABLE with a metadata field for the flag."""
+    path = tmp_path / "guarded.p4"
+    text = program_text(_GUARDED_BY_ANOTHER_TABLE % extra)
+    struct = "struct M { bit<32> m; bit<128> big; }"
+    assert struct in text
+    path.write_text(text.replace(struct, "struct M { bit<32> m; bit<128> big; bit<8> flag; }"))
+    return path
+
+
+def _prefetch_stage(c: str) -> str:
+    stage = c[c.index("prefetch_cells(struct t4p4s_lcore *lc, const struct packet_state *p)"):]
+    return stage[:stage.index("\n}\n")]
+
+
+def test_no_prefetch_under_a_flag_only_a_table_of_other_packets_sets(tmp_path):
+    """nic.p4's host_return_counter: counted when meta.host_built == 1,
+    which only host_return_port's action sets, on frames of other ports
+    than the N3 frames dl_drb looks up (two ifs on the ingress port, which
+    nothing writes); metadata starts at 0."""
+    stage = _prefetch_stage(c_of(_guarded_program(tmp_path, "")))
+    assert "t4p4s_counter_prefetch(lc, t4p4s_counters[0], (uint32_t)d->index);" in stage
+    assert "t4p4s_counters[1]" not in stage
+
+
+@pytest.mark.parametrize("extra", [
+    "meta.flag = (bit<8>)meta.m;",            # the flag written otherwise
+    "mark();",                                # the action run outside its table
+    "other.apply();",                         # its table on every packet
+    "sm.ingress_port = 1;",                   # the port the two ifs test is written
+])
+def test_prefetch_kept_when_the_flag_may_be_set_on_the_tables_packets(tmp_path, extra):
+    stage = _prefetch_stage(c_of(_guarded_program(tmp_path, extra)))
+    assert "t4p4s_counter_prefetch(lc, t4p4s_counters[1], (uint32_t)d->index);" in stage
 
 
 def test_no_prefetch_when_the_index_may_change_after_the_table(tmp_path):
