@@ -11,6 +11,8 @@
     p4info = "build/nic.p4info.txtpb" # or: p4 = "p4src/nic.p4" (compiled, cached)
     baas_clone = true                 # optional: clone session 1 -> BaaS port 2
                                       # (default: true for a NIC, false for a host)
+    control = "/run/t4p4s/nic0.sock"  # optional: its JSON control socket (--control),
+                                      # for lcore load in `status` and metrics
 
     [[targets]]
     name = "host0"
@@ -74,6 +76,7 @@ class TargetConfig:
     baas_clone: bool = False
     nic: str | None = None
     vf: int | None = None
+    control: Path | None = None
 
     @property
     def vf_port(self) -> int:
@@ -158,7 +161,7 @@ class Topology:
 
 
 _TARGET_KEYS = {"name", "role", "address", "device_id", "p4info", "p4", "baas_clone",
-                "nic", "vf"}
+                "nic", "vf", "control"}
 _TOP_KEYS = {"election_id", "timeout", "targets", "baas", "power"}
 
 
@@ -267,6 +270,9 @@ def _target(path, base: Path, index: int, raw: dict) -> TargetConfig:
                             f"not {raw['baas_clone']!r}")
     if "p4info" in raw and "p4" in raw:
         raise TopologyError(f"{where}: give 'p4info' or 'p4', not both")
+    if "control" in raw and (not isinstance(raw["control"], str) or not raw["control"]):
+        raise TopologyError(f"{where}: 'control' must be the path of the target's control "
+                            "socket (a string, its --control)")
 
     def existing(key) -> Path | None:
         """The file a p4info or p4 key names, which must exist now: found
@@ -287,7 +293,9 @@ def _target(path, base: Path, index: int, raw: dict) -> TargetConfig:
         device_id=_int(where, "device_id", raw.get("device_id", 1)),
         p4info=existing("p4info"), p4=existing("p4"),
         baas_clone=raw.get("baas_clone", is_nic),
-        nic=raw.get("nic"), vf=_int(where, "vf", raw["vf"]) if "vf" in raw else None)
+        nic=raw.get("nic"), vf=_int(where, "vf", raw["vf"]) if "vf" in raw else None,
+        # the socket exists only while the target runs: not checked here
+        control=(base / raw["control"]) if "control" in raw else None)
 
 
 def _check_address(where: str, address: str):
