@@ -255,7 +255,7 @@ def _run(executable: Path, lcore: int, pcap: Path, mix: Mix, cycle, duration_s: 
 
 
 def _executable() -> Path:
-    from testbench.topology.baas import build
+    from controller.launch.baas import build
     try:
         return build()
     except RuntimeError as e:

@@ -26,7 +26,7 @@ from testbench.bench.compiled import REPO_ROOT, compile_p4
 from testbench.bench.dpdk import BenchError, first_cause, running
 from testbench.bench.gnb_entries import write_drb_entries
 from testbench.bench.gnb_traffic import downlink_pcap
-from testbench.topology.processes import hugepage_files
+from controller.launch.processes import hugepage_files
 
 N_DRBS = 65_536
 RING = "baas"

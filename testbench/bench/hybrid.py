@@ -1,6 +1,6 @@
 """The hybrid section of `make bench`, paper 001 Fig. 9's analog: the
 downlink throughput of the whole hybrid topology (the NIC process and host
-processes behind memif VFs, testbench/topology/) by offload percentage and
+processes behind memif VFs, controller/launch/) by offload percentage and
 number of host processes.
 
 The NIC's N3 PF replays the gNB downlink pcap (65,536 DRBs' 128-byte
@@ -26,9 +26,9 @@ from testbench.bench.dpdk import BenchError
 from testbench.bench.gnb_traffic import FRAME_BYTES, downlink_pcap
 from testbench.bench.workloads import N_EXACT_ENTRIES, PCAP_REPLAY_MBUFS, gnb_downlink_vdevs
 from testbench.topology.gnbctl import Gnbctl, GnbctlError
-from testbench.topology.namespaces import PF_ROLES
-from testbench.topology.processes import Target, nic_vf_ports
-from testbench.topology.topology import HybridTopology, TopologyConfig, TopologyError
+from controller.launch.namespaces import PF_ROLES
+from controller.launch.processes import Target, nic_vf_ports
+from controller.launch.topology import HybridTopology, TopologyConfig, TopologyError
 
 DRBS = N_EXACT_ENTRIES
 OFFLOAD_PERCENTS = (0, 25, 50, 75, 100)

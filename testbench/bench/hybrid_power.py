@@ -30,8 +30,8 @@ from testbench.bench.dpdk import BenchError
 from testbench.bench.gnb_traffic import downlink_pcap
 from testbench.bench.workloads import GNB_DOWNLINK_REPLAY_VDEVS, N_EXACT_ENTRIES
 from testbench.topology.gnbctl import Gnbctl, GnbctlError
-from testbench.topology.processes import nic_vf_ports
-from testbench.topology.topology import HybridTopology, TopologyConfig, TopologyError
+from controller.launch.processes import nic_vf_ports
+from controller.launch.topology import HybridTopology, TopologyConfig, TopologyError
 
 DRBS = N_EXACT_ENTRIES
 RATE_PPS = 100_000          # low: a few % of what the NIC alone forwards here

@@ -15,7 +15,7 @@ from testbench.bench.compiled import MIN_FORWARDED_SHARE
 from testbench.bench.dpdk import BenchError, Eal, first_cause, running
 from testbench.bench.sample import Sample
 from testbench.bench.swx_app import SwxApp
-from testbench.topology.processes import free_tcp_port
+from controller.launch.processes import free_tcp_port
 
 PIPELINE = "PIPELINE0"
 PROMPT = b"pipeline> "

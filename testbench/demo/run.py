@@ -21,7 +21,7 @@ from rich.table import Table
 
 from testbench.topology.gnbctl import Gnbctl, GnbctlError, wait_until
 from testbench.topology.scenario import RunResult, TrafficRun, spread_drbs
-from testbench.topology.topology import HybridTopology, TopologyConfig, TopologyError
+from controller.launch.topology import HybridTopology, TopologyConfig, TopologyError
 from testbench.topology.traffic import DownlinkFrames, PacedSender
 from testbench.ue.process import UeEmulatorProcess
 

@@ -1,3 +1,4 @@
-"""The hybrid gNB topology on one machine: the NIC process, host processes
-joined to it by memif VFs, and network namespaces for the UPF (N3), the
-radio side and the buffering service, joined by veth pairs."""
+"""Test and scenario helpers around a running hybrid topology (the
+topology itself is controller/launch/): gnbctl through its command line,
+paced traffic and captures, the SN check of what was captured, and one
+traffic run with live offload shifts."""

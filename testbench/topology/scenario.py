@@ -18,9 +18,9 @@ from typing import NamedTuple
 from testbench.gnb.nic_entries import OFFLOAD_BUCKETS, VF_BUCKETS
 from testbench.tests.reference_hashes import crc16
 from testbench.topology.gnbctl import Gnbctl
-from testbench.topology.processes import nic_vf_ports
+from controller.launch.processes import nic_vf_ports
 from testbench.topology.sn_check import SnCheck, check_downlink
-from testbench.topology.topology import HybridTopology
+from controller.launch.topology import HybridTopology
 from testbench.topology.traffic import (FIRST_TEID, Capture, CaptureResult, DownlinkFrames,
                                         PacedSender)
 

@@ -19,7 +19,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.utils import RawPcapReader
 
 from testbench.gnb.frames import DlDrb, DownlinkPacket
-from testbench.topology.namespaces import packet_socket
+from controller.launch.namespaces import packet_socket
 
 FIRST_TEID = 0x10000
 QFI = 9

@@ -290,10 +290,10 @@ class UeEmulator:
 def open_radio_socket(interface: str, netns: str | None = None,
                       receive_buffer: int = 32 << 20) -> socket.socket:
     """An AF_PACKET socket on `interface` (inside netns when given, through
-    testbench.topology.namespaces.packet_socket), with a large receive
+    controller.launch.namespaces.packet_socket), with a large receive
     buffer and, where the kernel has it, PACKET_IGNORE_OUTGOING."""
     if netns is not None:
-        from testbench.topology.namespaces import packet_socket
+        from controller.launch.namespaces import packet_socket
         sock = packet_socket(netns, interface)
     else:
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)

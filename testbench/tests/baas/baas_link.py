@@ -8,7 +8,7 @@ import time
 from itertools import count
 
 from t4p4s.stf.veth import PortCapture, VethPorts
-from testbench.topology.baas import Baas, BaasSpec
+from controller.launch.baas import Baas, BaasSpec
 
 _runs = count()
 

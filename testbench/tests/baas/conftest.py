@@ -1,5 +1,5 @@
 """The BaaS as a process for its gRPC API tests (and gnbctl's,
-testbench/tests/controller/test_gnbctl_baas.py): testbench/topology/
+testbench/tests/controller/test_gnbctl_baas.py): controller/launch/
 baas.py's start_on_port, a Baas on one port,
 `net_null0` (no frames: it receives only empty frames, dropped as
 not_bearer), or, with frames, a `net_pcap` port that replays them once at
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from testbench.topology.baas import Baas, build, start_on_port
+from controller.launch.baas import Baas, build, start_on_port
 
 
 @pytest.fixture(scope="session")

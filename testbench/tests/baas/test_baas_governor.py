@@ -20,7 +20,7 @@ from test_poll_timer import LCID, UE, first_retransmission, send_copy
 from test_ring_attachment import (AM18, N3, P4SRC, RADIO, RING, RingGnb, _refused, packet,
                                   status18, stop_ring_gnb)
 from testbench.gnb.baas_frames import status_frame, with_poll
-from testbench.topology.baas import BaasSpec
+from controller.launch.baas import BaasSpec
 
 QUIET = ["--t-poll-retransmit", "60000", "--max-pdus", "16384"]
 

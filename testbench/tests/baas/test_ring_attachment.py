@@ -28,8 +28,8 @@ from testbench.gnb.frames import (DU_MAC, GNB_RADIO_MAC, DlDrb, DownlinkPacket,
                                   baas_clone_session, inner_packet)
 from testbench.gnb.layers import NackSn18, RlcStatus18, UplinkBearerShim
 from testbench.gnb.nic_entries import bearer_of, drb_entries
-from testbench.topology.baas import Baas, BaasSpec
-from testbench.topology.processes import dpdk_runtime_dir, hugepage_files
+from controller.launch.baas import Baas, BaasSpec
+from controller.launch.processes import dpdk_runtime_dir, hugepage_files
 
 pytestmark = pytest.mark.dpdk
 

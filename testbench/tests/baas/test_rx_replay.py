@@ -19,7 +19,7 @@ from itertools import count
 import pytest
 
 from testbench.bench.baas_workload import Mix, workload_pcap
-from testbench.topology import baas as baas_process
+from controller.launch import baas as baas_process
 
 pytestmark = pytest.mark.dpdk
 MIXES = {

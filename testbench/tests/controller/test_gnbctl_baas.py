@@ -1,5 +1,5 @@
 """gnbctl and the BaaS, through the real CLI and a real BaaS process
-(build/baas/baas, testbench/topology/baas.py's start_on_port): `gnbctl baas
+(build/baas/baas, controller/launch/baas.py's start_on_port): `gnbctl baas
 stats/config/list/flush/events --json`, a topology without [baas] (exit
 2), a BaaS that does not answer (exit 3, its address named), and with the
 NIC and host targets, `drb del` flushing the DRB's bearer in the BaaS (or
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from testbench.gnb.baas_frames import amd_frame
-from testbench.topology.baas import build, start_on_port
+from controller.launch.baas import build, start_on_port
 
 pytestmark = pytest.mark.dpdk
 GNBCTL = Path(__file__).resolve().parents[3] / "controller" / "bin" / "gnbctl"

@@ -13,7 +13,7 @@ import pytest
 
 from testbench.topology.gnbctl import Gnbctl
 from testbench.topology.scenario import RunResult, TrafficRun, spread_drbs
-from testbench.topology.topology import HybridTopology, TopologyConfig
+from controller.launch.topology import HybridTopology, TopologyConfig
 
 N_DRBS = 65536
 ACTIVE_DRBS = 512          # several packets per DRB and second, over every TEID bucket range

@@ -17,7 +17,7 @@ import time
 
 from conftest import assert_clean
 from testbench.topology.gnbctl import GNBCTL, wait_until
-from testbench.topology.topology import TopologyConfig
+from controller.launch.topology import TopologyConfig
 from testbench.topology.traffic import DownlinkFrames, PacedSender
 from testbench.ue.process import UeEmulatorProcess
 

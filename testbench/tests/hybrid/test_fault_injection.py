@@ -60,7 +60,7 @@ from conftest import assert_clean, hugepages_free
 from testbench.topology.gnbctl import wait_until
 from testbench.topology.scenario import NicDrops, drbs_on_host
 from testbench.topology.sn_check import RadioFrames
-from testbench.topology.topology import TopologyConfig
+from controller.launch.topology import TopologyConfig
 
 SERVICE_GOAL_S = 1.0          # reported
 SERVICE_LIMIT_S = 30.0        # asserted: a hang, not a slow machine

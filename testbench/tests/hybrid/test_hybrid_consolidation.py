@@ -13,8 +13,8 @@ import time
 
 from conftest import assert_clean
 from testbench.topology.gnbctl import wait_until
-from testbench.topology.processes import nic_vf_ports
-from testbench.topology.topology import TopologyConfig
+from controller.launch.processes import nic_vf_ports
+from controller.launch.topology import TopologyConfig
 
 TOPOLOGY_CONFIG = TopologyConfig(n_hosts=2, power=True)
 MOVE_LIMIT_S = 10.0     # hold_s 1 plus a telemetry period, on a loaded 2-core machine

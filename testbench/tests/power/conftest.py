@@ -1,7 +1,7 @@
 """Real targets for the power sidecar's tests: the compiled p4src/host.p4
 (or nic.p4) with a control socket and `--governor MODE` on net_null ports (no frames,
 or with `traffic` a port whose every poll returns a full burst), and the
-sidecar itself (`python -m power`, testbench/topology/power.py) on their
+sidecar itself (`python -m power`, controller/launch/power.py) on their
 control sockets, gRPC on a free TCP port."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from t4p4s.stf.control import RuntimeProcess, test_eal_args
-from testbench.topology.power import PowerSidecar, PowerSpec
+from controller.launch.power import PowerSidecar, PowerSpec
 
 REPO = Path(__file__).resolve().parents[3]
 _runs = itertools.count()

@@ -23,7 +23,7 @@ import pytest
 from controller.grpc_stubs import to_dict
 from power.service import stubs
 from recorded_runtime import RecordedRuntime
-from testbench.topology.power import REPO
+from controller.launch.power import REPO
 
 pb2, _ = stubs()
 TIMEOUT = 10

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from testbench.topology.gnbctl import Gnbctl
-from testbench.topology.topology import HybridTopology, TopologyConfig
+from controller.launch.topology import HybridTopology, TopologyConfig
 
 pytestmark = pytest.mark.dpdk
 

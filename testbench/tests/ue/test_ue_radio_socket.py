@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from testbench.gnb.frames import DlDrb, DownlinkPacket
-from testbench.topology.namespaces import packet_socket
+from controller.launch.namespaces import packet_socket
 from testbench.topology.traffic import QFI, generated_drb, inner_packet
 from testbench.ue.emulator import EmulatorConfig, UeEmulator, open_radio_socket
 from testbench.ue.link import LossyLink, downlink_stream

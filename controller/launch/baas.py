@@ -19,7 +19,7 @@ from itertools import count
 from pathlib import Path
 
 from t4p4s.stf.control import RuntimeProcess, test_eal_args
-from testbench.topology.processes import dpdk_runtime_dir
+from controller.launch.processes import dpdk_runtime_dir
 
 REPO = Path(__file__).resolve().parents[2]
 BAAS_SOURCE = REPO / "baas"

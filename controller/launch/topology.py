@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from t4p4s.stf.compile_cache import compile_cached
-from testbench.topology import baas as baas_process
-from testbench.topology.namespaces import TopologyNetwork
-from testbench.topology.power import PowerSidecar, PowerSpec
-from testbench.topology.processes import (AF_PACKET_FRAMES, Target, af_packet_pf_vdevs,
+from controller.launch import baas as baas_process
+from controller.launch.namespaces import TopologyNetwork
+from controller.launch.power import PowerSidecar, PowerSpec
+from controller.launch.processes import (AF_PACKET_FRAMES, Target, af_packet_pf_vdevs,
                                           dpdk_runtime_dir, host_spec, hugepage_files, nic_spec,
                                           topology_eal_prefix)
 
