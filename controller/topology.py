@@ -94,10 +94,23 @@ class TargetConfig:
                             "source, so there is no pipeline to push")
 
     def _compiled_p4info(self) -> Path:
+        """The P4Info of `p4`: the release build's when it is in the cache,
+        else compiled that far only (under a second, where building the
+        executable takes half a minute); a note on stderr while it runs."""
+        import sys
+
         from t4p4s.diagnostics import CompileError
-        from t4p4s.stf.compile_cache import compile_cached
+        from t4p4s.stf.compile_cache import p4info_cached
+
+        def note():
+            try:
+                shown = self.p4.relative_to(Path.cwd())
+            except ValueError:
+                shown = self.p4
+            print(f"gnbctl: compiling {shown} for its P4Info ...", file=sys.stderr, flush=True)
+
         try:
-            return Path(compile_cached(self.p4).p4info_text_path)
+            return Path(p4info_cached(self.p4, on_compile=note).p4info_text_path)
         except CompileError as e:
             # the first diagnostic names the file and line; the rest follow from it
             first = str(e).splitlines()[0] if str(e) else type(e).__name__

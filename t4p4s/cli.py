@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from t4p4s.stf.compile_cache import DEFAULT_CACHE_ROOT, compile_cached
+from t4p4s.stf.compile_cache import DEFAULT_CACHE_ROOT, compile_cached, p4info_cached
 from t4p4s.usage import OneLineParser, UsageError
 
 EXIT_FAILURE = 1
@@ -25,6 +25,12 @@ TRACEBACK_ENV = "T4P4S_TRACEBACK"
 
 def _compile(args) -> int:
     from t4p4s import driver
+    if args.p4info_only:
+        result = driver.compile_p4info(args.program, args.output,
+                                       include_dirs=args.include or None)
+        print(f"P4Info (binary): {result.p4info_binary_path}")
+        print(f"P4Info (text):   {result.p4info_text_path}")
+        return 0
     result = driver.compile_program(args.program, args.output,
                                     include_dirs=args.include or None, build=not args.no_build)
     print(f"P4Info (binary): {result.p4info_binary_path}")
@@ -57,8 +63,9 @@ def _run(args) -> int:
 
 
 def _p4info(args) -> int:
-    build = compile_cached(args.program, args.output, args.include, build=False)
-    sys.stdout.write(Path(build.p4info_text_path).read_text())
+    # the release build's P4Info if it is cached, else the front end only
+    p4info = p4info_cached(args.program, args.output, args.include)
+    sys.stdout.write(Path(p4info.p4info_text_path).read_text())
     return 0
 
 
@@ -92,7 +99,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sub = add("compile", _compile, "compile a program: P4Info, C, and the DPDK executable")
     sub.add_argument("-o", dest="output", required=True, metavar="DIR", help="output directory")
-    sub.add_argument("--no-build", action="store_true", help="write P4Info and C only")
+    what = sub.add_mutually_exclusive_group()
+    what.add_argument("--no-build", action="store_true", help="write P4Info and C only")
+    what.add_argument("--p4info-only", action="store_true",
+                     help="write the P4Info only (front end, no C, no build: under a second)")
 
     sub = add("stf", _stf, "run an STF test against the compiled program")
     sub.add_argument("test", metavar="TEST.stf")

@@ -5,6 +5,11 @@ P4Info (binary and text) -> C -> ``make -C t4p4s/runtime program``.
 The build is skipped when neither the C file nor the runtime library
 changed since the executable was linked.
 
+``compile_p4info`` stops after the P4Info (no C, no make): a fraction of
+a second where a build takes half a minute, for a controller that needs
+only the program's P4Info. Both write the P4Info with the same code, so
+the files are byte for byte the same.
+
 Variants (t4p4s/runtime/Makefile): "release" (what targets run),
 "sanitize" (ASan + UBSan, what the tests run a second time) and "fuzz"
 (the program linked with the libFuzzer harness instead of main()).
@@ -42,19 +47,38 @@ class BuildError(CompileError):
     with the build output."""
 
 
-def compile_program(p4_path, out_dir, include_dirs=None, build: bool = True,
-                    build_dir: Optional[Path] = None, variant: str = "release") -> CompileResult:
+@dataclass
+class P4InfoResult:
+    p4info_binary_path: Path
+    p4info_text_path: Path
+
+
+def _to_p4info(p4_path: Path, out_dir: Path, include_dirs):
+    """Front end, mid end, resource catalog and the P4Info written to
+    out_dir: what a build and a P4Info-only compile share."""
     from .frontend import compile_frontend      # imported late: heavy (lark)
 
-    p4_path = Path(p4_path)
-    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = p4_path.stem
     program = compile_frontend(str(p4_path), tuple(include_dirs or ()))
     bound = v1model.bind(program)
     res = resources_mod.collect(bound)
-    info = build_p4info(res, name)
-    binary, text = write_p4info(info, out_dir, name)
+    binary, text = write_p4info(build_p4info(res, p4_path.stem), out_dir, p4_path.stem)
+    return bound, res, binary, text
+
+
+def compile_p4info(p4_path, out_dir, include_dirs=None) -> P4InfoResult:
+    """The program's P4Info only (NAME.p4info.binpb and .txtpb in out_dir),
+    the same bytes compile_program writes; errors as compile_program's."""
+    _, _, binary, text = _to_p4info(Path(p4_path), Path(out_dir), include_dirs)
+    return P4InfoResult(binary, text)
+
+
+def compile_program(p4_path, out_dir, include_dirs=None, build: bool = True,
+                    build_dir: Optional[Path] = None, variant: str = "release") -> CompileResult:
+    p4_path = Path(p4_path)
+    out_dir = Path(out_dir)
+    name = p4_path.stem
+    bound, res, binary, text = _to_p4info(p4_path, out_dir, include_dirs)
     c_text = generate_c(bound, res, name, str(p4_path), str(binary.resolve()))
     c_path = out_dir / f"{name}.c"
     if not c_path.exists() or c_path.read_text() != c_text:

@@ -81,6 +81,21 @@ def test_compile_no_build_writes_no_executable(t4p4s_cli, tmp_path):
     assert not (tmp_path / "l2fwd").exists()
 
 
+def test_compile_p4info_only_writes_the_p4info_alone(t4p4s_cli, tmp_path):
+    """The same bytes as the P4Info that --no-build writes next to its C."""
+    result = t4p4s_cli("compile", L2FWD, "-o", tmp_path / "only", "--p4info-only")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "only").iterdir()) == \
+        ["l2fwd.p4info.binpb", "l2fwd.p4info.txtpb"]
+    assert t4p4s_cli("compile", L2FWD, "-o", tmp_path / "c", "--no-build").returncode == 0
+    for name in ("l2fwd.p4info.binpb", "l2fwd.p4info.txtpb"):
+        assert str(tmp_path / "only" / name) in result.stdout
+        assert (tmp_path / "only" / name).read_bytes() == (tmp_path / "c" / name).read_bytes()
+    both = t4p4s_cli("compile", L2FWD, "-o", tmp_path / "x", "--p4info-only", "--no-build")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+    _no_traceback(both)
+
+
 @pytest.mark.parametrize("source,line", [(BAD_PROGRAM, 10), (UNPARSABLE_PROGRAM, 2)],
                          ids=["undeclared", "syntax"])
 def test_bad_program_reports_file_line_col(t4p4s_cli, tmp_path, source, line):
