@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 
-from t4p4s.stf.control import RuntimeProcess, test_eal_args
-from controller.launch.processes import dpdk_runtime_dir
+from t4p4s.stf.control import RuntimeProcess
+from controller.launch.processes import eal_leftovers, eal_memory_args, remove_paths
 
 REPO = Path(__file__).resolve().parents[2]
 BAAS_SOURCE = REPO / "baas"
@@ -48,23 +48,33 @@ class BaasSpec:
     """Everything needed to (re)start the BaaS."""
     executable: Path
     vdevs: list[str]
-    lcore: int
+    lcore: int | str                         # EAL -l: one lcore, or a list ("2-3")
     run_dir: Path
-    file_prefix: str
+    file_prefix: str                         # the EAL file prefix, without its generation
     grpc: str = "127.0.0.1:0"                # --grpc; port 0: any free one (read from its log)
     netns: str | None = None                 # run inside this network namespace
     options: list[str] = field(default_factory=list)   # --t-poll-retransmit MS, ...
     eal: list[str] | None = None              # instead of the test EAL arguments
+    hugepages: bool = False                  # --in-memory on hugepages, else --no-huge
+
+    def eal_prefix(self, generation: int) -> str:
+        return f"{self.file_prefix}-{generation}"
 
     def eal_args(self, generation: int) -> list[str]:
-        eal = list(self.eal) if self.eal is not None else test_eal_args(
-            f"{self.file_prefix}-{generation}", lcores=str(self.lcore))
+        eal = list(self.eal) if self.eal is not None else eal_memory_args(
+            self.eal_prefix(generation), str(self.lcore), self.hugepages)
         for vdev in self.vdevs:
             eal += ["--vdev", vdev]
         return eal
 
     def app_args(self) -> list[str]:
         return ["--grpc", self.grpc, *self.options]
+
+    def argv(self, generation: int, control: Path) -> list[str]:
+        """The whole command line (outside a namespace), as RuntimeProcess
+        runs it."""
+        return [str(self.executable), *self.eal_args(generation), "--",
+                "--control", str(control), *self.app_args()]
 
 
 class Baas:
@@ -117,8 +127,7 @@ class Baas:
             os.killpg(self.process.process.pid, signal.SIGKILL)
         self.process.process.wait()
         self.process.stop()
-        shutil.rmtree(dpdk_runtime_dir(f"{self.spec.file_prefix}-{self.generation}"),
-                      ignore_errors=True)
+        remove_paths(eal_leftovers(self.spec.eal_prefix(self.generation)))
 
     def restart(self):
         self.stop()

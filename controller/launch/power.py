@@ -31,6 +31,12 @@ class PowerSpec:
             argv += ["--target", f"{name}={control}"]
         return argv
 
+    @staticmethod
+    def environment() -> dict[str, str]:
+        """Its environment: this one, with the repository importable (the
+        `power` package) from any working directory."""
+        return {**os.environ, "PYTHONPATH": str(REPO)}
+
 
 class PowerSidecar:
     def __init__(self, spec: PowerSpec, startup_timeout: float = 30.0):
@@ -39,8 +45,7 @@ class PowerSidecar:
         self.log_path = spec.run_dir / "power.log"
         self._log = open(self.log_path, "wb")
         self._channels = []
-        environment = {**os.environ, "PYTHONPATH": str(REPO)}
-        self.process = subprocess.Popen(spec.argv(), cwd=REPO, env=environment,
+        self.process = subprocess.Popen(spec.argv(), cwd=REPO, env=spec.environment(),
                                         stdout=self._log, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
         try:

@@ -1,4 +1,7 @@
-"""The data-plane processes of the hybrid topology and their command lines.
+"""The data-plane processes of the hybrid topology and their command lines:
+TargetSpec and its builders (nic_spec, host_spec) are the one place a
+target's EAL and runtime arguments are made, for the tests' and the demo's
+HybridTopology and for `gnbctl up` (updown.py) alike.
 
 The NIC process (`nic.p4` build): P4 ports 0..2 are the PFs (N3, radio,
 BaaS), any DPDK vdevs: net_af_packet on the veth ends in the root namespace
@@ -86,6 +89,41 @@ def hugepage_files(prefix: str) -> list[Path]:
             for f in glob.glob(f"{glob.escape(str(mount))}/{prefix}map_*")]
 
 
+def eal_leftovers(prefix: str) -> list[Path]:
+    """What a DPDK process of this EAL file prefix has on the machine: its
+    runtime directory and hugepage files. While it runs, what it uses; once
+    it is gone, what it leaked (remove_paths)."""
+    return [path for path in (dpdk_runtime_dir(prefix),) if path.exists()] \
+        + hugepage_files(prefix)
+
+
+def remove_paths(paths: list[Path]) -> list[Path]:
+    """Removes these files and directories (gone already: fine); returns them."""
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return paths
+
+
+def eal_memory_args(prefix: str, lcores: str, hugepages: bool) -> list[str]:
+    """The EAL options every process here shares: its lcores, its file
+    prefix, no PCI scan, quiet logs; hugepages `--in-memory` (a killed
+    process leaves no hugepage files), or none (`--no-huge`, enough for
+    functional runs)."""
+    if hugepages:
+        return ["-l", lcores, "--in-memory", "--no-pci", "--file-prefix", prefix,
+                "--log-level", "*:warning"]
+    return test_eal_args(prefix, lcores=lcores)
+
+
+def memif_connections(log_text: str) -> int:
+    """How many memif interfaces a process's log says have connected (the
+    PMD's debug line, which MEMIF_LOG turns on; reconnections count too)."""
+    return len(re.findall(r"memif\w*\(\): Connected\.", log_text))
+
+
 def _memif(vdev_index: int, role: str, socket_path: Path, memif_id: int) -> str:
     return (f"net_memif{vdev_index},role={role},socket={socket_path},socket-abstract=no,"
             f"id={memif_id}")
@@ -97,8 +135,8 @@ class TargetSpec:
     name: str                 # "nic", "host0", ...
     executable: Path
     vdevs: list[str]
-    lcore: int
-    p4runtime_port: int
+    lcore: int | str          # EAL -l: one lcore, or a list ("2-3", "2,4")
+    p4runtime_address: str    # --p4runtime HOST:PORT
     device_id: int
     run_dir: Path
     hugepages: bool = False
@@ -109,22 +147,18 @@ class TargetSpec:
     registers_file: Path | None = None
     governor: str = "nap"     # --governor: nap lets many processes share two cores
     options: tuple[str, ...] = ()   # more runtime options (a paced --rx-replay source, ...)
-
-    @property
-    def p4runtime_address(self) -> str:
-        return f"127.0.0.1:{self.p4runtime_port}"
+    # the EAL file prefix without its generation; None: the test topology's
+    # (topology_eal_prefix of the run directory's parent, and the name)
+    file_prefix: str | None = None
 
     def eal_prefix(self, generation: int) -> str:
+        if self.file_prefix is not None:
+            return f"{self.file_prefix}-{generation}"
         return f"{topology_eal_prefix(self.run_dir.parent.name)}{self.name}-{generation}"
 
     def eal_args(self, generation: int) -> list[str]:
-        prefix = self.eal_prefix(generation)
-        eal = ["--log-level", MEMIF_LOG]
-        if self.hugepages:
-            eal += ["-l", str(self.lcore), "--in-memory", "--no-pci", "--file-prefix", prefix,
-                    "--log-level", "*:warning"]
-        else:
-            eal += test_eal_args(prefix, lcores=str(self.lcore))
+        eal = ["--log-level", MEMIF_LOG] + eal_memory_args(
+            self.eal_prefix(generation), str(self.lcore), self.hugepages)
         for vdev in self.vdevs:
             eal += ["--vdev", vdev]
         return eal
@@ -138,32 +172,60 @@ class TargetSpec:
             args += ["--registers-file", str(self.registers_file)]
         return args + list(self.options)
 
+    def argv(self, generation: int, control: Path) -> list[str]:
+        """The whole command line, as RuntimeProcess runs it (its control
+        socket first among the runtime's options)."""
+        return [str(self.executable), *self.eal_args(generation), "--",
+                "--control", str(control), *self.app_args()]
 
-def af_packet_pf_vdevs(interfaces: list[str]) -> list[str]:
-    """The NIC's PFs on these interfaces, P4 port order."""
+
+VDEV_PREFIX = "net_"
+
+
+def af_packet_vdev(port: int, interface: str) -> str:
     # A deep ring: on two shared cores the NIC may wait tens of ms for its lcore.
-    return [f"net_af_packet{port},iface={iface},framecnt={AF_PACKET_FRAMES}"
-            for port, iface in enumerate(interfaces)]
+    return f"net_af_packet{port},iface={interface},framecnt={AF_PACKET_FRAMES}"
+
+
+def pf_vdevs(ports: list[str]) -> list[str]:
+    """The PFs, P4 port order: an interface name becomes a net_af_packet
+    port on it, a DPDK vdev (`net_...`) is taken as it is."""
+    return [port if port.startswith(VDEV_PREFIX) else af_packet_vdev(index, port)
+            for index, port in enumerate(ports)]
+
+
+def local_p4runtime_address() -> str:
+    return f"127.0.0.1:{free_tcp_port()}"
 
 
 def nic_spec(executable: Path, run_dir: Path, pf_vdevs: list[str], memif_sockets: list[Path],
-             lcore: int, device_id: int = 1, hugepages: bool = False,
-             extra_mbufs: int = 0, registers_file: Path | None = None) -> TargetSpec:
+             lcore: int | str, device_id: int = 1, hugepages: bool = False,
+             extra_mbufs: int = 0, registers_file: Path | None = None, name: str = "nic",
+             p4runtime_address: str | None = None, **more) -> TargetSpec:
+    """A NIC: its PFs, then for host i (memif_sockets[i]) the VF pair. Also
+    a standalone host (host.p4 on PFs of its own, no memif_sockets).
+    `more`: TargetSpec's governor, options, file_prefix."""
     if len(pf_vdevs) != PF_PORTS:
         raise ValueError(f"the NIC has {PF_PORTS} PFs (N3, radio, BaaS), not {len(pf_vdevs)}")
     vdevs = list(pf_vdevs)
     for host, memif_socket in enumerate(memif_sockets):
         for memif_id, port in enumerate(nic_vf_ports(host)):
             vdevs.append(_memif(port, "server", memif_socket, memif_id))
-    return TargetSpec("nic", executable, vdevs, lcore, free_tcp_port(), device_id,
-                      run_dir / "nic", hugepages, extra_mbufs, registers_file)
+    return TargetSpec(name, executable, vdevs, lcore,
+                      p4runtime_address or local_p4runtime_address(), device_id,
+                      run_dir / name, hugepages, extra_mbufs, registers_file, **more)
 
 
-def host_spec(executable: Path, run_dir: Path, host_index: int, memif_socket: Path, lcore: int,
-              device_id: int, hugepages: bool = False) -> TargetSpec:
+def host_spec(executable: Path, run_dir: Path, host_index: int, memif_socket: Path,
+              lcore: int | str, device_id: int, hugepages: bool = False, name: str | None = None,
+              p4runtime_address: str | None = None, **more) -> TargetSpec:
+    """A hybrid host: the client ends of its VF pair on the NIC's memif
+    socket. `more`: TargetSpec's governor, options, file_prefix."""
+    name = name or f"host{host_index}"
     vdevs = [_memif(port, "client", memif_socket, port) for port in range(HOST_PORTS)]
-    return TargetSpec(f"host{host_index}", executable, vdevs, lcore, free_tcp_port(), device_id,
-                      run_dir / f"host{host_index}", hugepages)
+    return TargetSpec(name, executable, vdevs, lcore,
+                      p4runtime_address or local_p4runtime_address(), device_id,
+                      run_dir / name, hugepages, **more)
 
 
 class Target:
@@ -214,22 +276,15 @@ class Target:
         """Files and directories the process of `generation` (default: the
         current one) has on the machine: while it runs, what it uses; once
         it is gone, what it leaked."""
-        prefix = self.spec.eal_prefix(self.generation if generation is None else generation)
-        found = [path for path in (dpdk_runtime_dir(prefix),) if path.exists()]
-        return found + hugepage_files(prefix)
+        return eal_leftovers(
+            self.spec.eal_prefix(self.generation if generation is None else generation))
 
     def remove_leftovers(self) -> list[Path]:
         """Removes what the current generation's process, which must be
         gone, left on the machine; returns what there was."""
         if self.alive():
             raise RuntimeError(f"{self.name} is running: its files are not leftovers")
-        found = self.leftovers()
-        for path in found:
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-        return found
+        return remove_paths(self.leftovers())
 
     def stats(self) -> dict:
         return self.runtime.request({"cmd": "stats"})
@@ -240,7 +295,7 @@ class Target:
     def memif_connections(self) -> int:
         """How many of its memif interfaces have connected so far (the
         PMD's log; counts reconnections too)."""
-        return len(re.findall(r"memif\w*\(\): Connected\.", self.log_text()))
+        return memif_connections(self.log_text())
 
     def log_text(self) -> str:
         return self.runtime.log_path.read_text(errors="replace")

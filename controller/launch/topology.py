@@ -29,7 +29,7 @@ from t4p4s.stf.compile_cache import compile_cached
 from controller.launch import baas as baas_process
 from controller.launch.namespaces import TopologyNetwork
 from controller.launch.power import PowerSidecar, PowerSpec
-from controller.launch.processes import (AF_PACKET_FRAMES, Target, af_packet_pf_vdevs,
+from controller.launch.processes import (AF_PACKET_FRAMES, Target, pf_vdevs,
                                           dpdk_runtime_dir, host_spec, hugepage_files, nic_spec,
                                           topology_eal_prefix)
 
@@ -122,11 +122,11 @@ class HybridTopology:
         self.state_dir.mkdir(parents=True)
         if config.pf_vdevs is None:
             self.network = TopologyNetwork(self.tag)
-            pf_vdevs = af_packet_pf_vdevs(self.network.pf_interfaces())
+            pfs = pf_vdevs(self.network.pf_interfaces())
         else:
-            pf_vdevs = list(config.pf_vdevs)
+            pfs = list(config.pf_vdevs)
         memif_sockets = [self.socket_dir / f"host{i}.sock" for i in range(config.n_hosts)]
-        spec = nic_spec(Path(self.nic_build.executable_path), self.run_dir, pf_vdevs,
+        spec = nic_spec(Path(self.nic_build.executable_path), self.run_dir, pfs,
                         memif_sockets, config.nic_lcore, hugepages=config.hugepages,
                         extra_mbufs=config.nic_extra_mbufs,
                         registers_file=self.nic_registers_file)
