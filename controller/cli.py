@@ -25,8 +25,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from controller import (baas, counters, drbs, offload, pipeline, power, rlc_poll, status,
-                        targets, topology, watch)
+from controller import (baas, counters, drbs, metrics, offload, pipeline, power, rlc_poll,
+                        status, targets, topology, watch)
 from controller.errors import EXIT_INTERNAL, EXIT_USAGE, GnbctlError
 from t4p4s.usage import OneLineParser, UsageError
 
@@ -102,7 +102,25 @@ def _parser() -> argparse.ArgumentParser:
                                      "and gets its share back, a restarted NIC is restored")
     run.add_argument("--interval", type=float, default=watch.DEFAULT_INTERVAL_S,
                      help="seconds between probes (default %(default)s)")
+
+    m = sub.add_parser("metrics", help="a Prometheus exporter of the targets' counters, "
+                                       "offload split, BaaS and power figures, until stopped")
+    m.add_argument("--listen", type=_listen, required=True, metavar="ADDR:PORT",
+                   help="where /metrics is served (127.0.0.1:9464, [::1]:9464, :9464 for "
+                        "every IPv4 address; port 0: a free one, announced)")
+    m.add_argument("--per-drb", action="store_true",
+                   help="also each DRB's packets and bytes (every DRB that counted something)")
+    m.add_argument("--interval", type=float, default=metrics.DEFAULT_INTERVAL_S,
+                   help="seconds between reads of the targets; a scrape answers the last "
+                        "read (default %(default)s)")
     return p
+
+
+def _listen(text: str) -> metrics.Listen:
+    try:
+        return metrics.Listen.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _poll_arguments(parser, of_which: str):
@@ -818,6 +836,10 @@ async def _run(args, out: Output):
 
     if args.command == "power":
         return await _power(args, topo, out)
+
+    if args.command == "metrics":
+        return await metrics.serve(topo, selected, args.listen, args.per_drb, args.interval,
+                                   _stop_on_signals(), out.note)
 
     if args.command == "run":
         if not topo.nics():
