@@ -97,6 +97,14 @@ def _parser() -> argparse.ArgumentParser:
     _baas_parser(sub)
     _power_parser(sub)
 
+    sub.add_parser("up", help="start every process the topology describes (its launch keys) "
+                              "and wait until each answers; pid files and logs in its run "
+                              "directory")
+    sub.add_parser("down", help="stop what gnbctl up started (SIGTERM, then SIGKILL) and "
+                                "remove what the processes leave").add_argument(
+        "--grace", type=float, default=10.0, metavar="S",
+        help="seconds from SIGTERM to SIGKILL (default %(default)s)")
+
     run = sub.add_parser("run", help="watch the targets until stopped: a dead host's share "
                                      "returns to its NIC, a returning host is provisioned "
                                      "and gets its share back, a restarted NIC is restored")
@@ -632,6 +640,14 @@ async def _power(args, topo, out: Output):
 
 async def _run(args, out: Output):
     topo = topology.load(args.topology)
+    if args.command in ("up", "down"):
+        from controller.launch import updown
+        if args.targets:
+            error = GnbctlError("gnbctl up and down act on the whole topology: drop --target")
+            error.exit_code = EXIT_USAGE
+            raise error
+        return await (updown.up(topo, out) if args.command == "up"
+                      else updown.down(topo, out, args.grace))
     if getattr(args, "counter_targets", None):
         args.targets = (args.targets or []) + args.counter_targets
     selected = topo.select(args.targets)

@@ -272,7 +272,7 @@ def load(path: Path | None) -> Topology:
     topology = Topology(path=Path(path), targets=targets, election_id=election_id,
                         timeout=_timeout(path, document.get("timeout", 5.0)),
                         baas=_baas(path, base, run_dir, document.get("baas"), targets),
-                        power=_power(path, document.get("power"), targets),
+                        power=_power(path, base, document.get("power"), targets),
                         run_dir=run_dir)
     _check_socket_paths(topology)
     return topology
@@ -342,9 +342,11 @@ def _check_table(where: str, raw, keys: set[str]):
                             f"(known: {', '.join(sorted(keys))})")
 
 
-def _service(path, raw, targets: list[TargetConfig], table: str, keys: set[str], cls):
+def _service(path, base: Path, raw, targets: list[TargetConfig], table: str, keys: set[str],
+             cls):
     """A [baas] or [power] table: a gRPC server's address and a name (the
-    caller reads the other keys); launch = true or false."""
+    caller reads the other keys); launch = true or false. A relative
+    unix:PATH is relative to the file's directory, as every path in it."""
     if raw is None:
         return None
     where = f"{path}: [{table}]"
@@ -356,7 +358,10 @@ def _service(path, raw, targets: list[TargetConfig], table: str, keys: set[str],
         raise TopologyError(f"{where}: 'address' (a string, \"HOST:PORT\") is required")
     if "launch" in raw and not isinstance(raw["launch"], bool):
         raise TopologyError(f"{where}: 'launch' must be true or false, not {raw['launch']!r}")
-    config = cls(address=raw["address"], name=raw.get("name", table))
+    address = raw["address"]
+    if address.startswith("unix:") and not Path(address[len("unix:"):]).is_absolute():
+        address = f"unix:{base / address[len('unix:'):]}"
+    config = cls(address=address, name=raw.get("name", table))
     if config.name in {t.name for t in targets}:
         raise TopologyError(f"{where}: the name {config.name!r} is also a target's")
     return config
@@ -378,7 +383,7 @@ def _launched_address(where: str, address: str):
 
 def _baas(path, base: Path, run_dir: Path, raw,
           targets: list[TargetConfig]) -> BaasConfig | None:
-    config = _service(path, raw, targets, "baas", _BAAS_KEYS, BaasConfig)
+    config = _service(path, base, raw, targets, "baas", _BAAS_KEYS, BaasConfig)
     if config is None:
         return None
     where = f"{path}: [baas]"
@@ -395,8 +400,8 @@ def _baas(path, base: Path, run_dir: Path, raw,
                                     config.name if launched else None))
 
 
-def _power(path, raw, targets: list[TargetConfig]) -> PowerConfig | None:
-    config = _service(path, raw, targets, "power", _POWER_KEYS, PowerConfig)
+def _power(path, base: Path, raw, targets: list[TargetConfig]) -> PowerConfig | None:
+    config = _service(path, base, raw, targets, "power", _POWER_KEYS, PowerConfig)
     if config is None:
         return None
     where = f"{path}: [power]"

@@ -133,6 +133,8 @@ def test_launch_keys_and_their_defaults(tmp_path):
     assert (loaded.baas.launch, loaded.baas.control) == (topology.Launch("1", ("baas-svc",)),
                                                          run / "baas.ctl")
     assert (loaded.power.launch, loaded.power.period_ms) == (True, 500)
+    # a relative unix: address is the file's directory's, wherever gnbctl runs
+    assert loaded.power.address == f"unix:{run / 'power.grpc'}"
     # without launch keys: nothing to start, no control socket assumed
     plain = topology.load(topology_file(tmp_path, nic()))
     assert (plain.targets[0].launch, plain.targets[0].control) == (None, None)
