@@ -353,14 +353,25 @@ def _counters_out(out: Output, r: dict):
     """One target's `gnbctl counters`: drops, totals, and the per-DRB rows
     counters.read was asked for."""
     t = r["target"]
+    runtime = r.get("runtime_drops", {})
     if r["drops"]:
         out.table(f"{t}: drops", ["reason", "packets", "bytes"],
                   [[k, v["packets"], v["bytes"]] for k, v in r["drops"].items()])
-    else:
+    if runtime.get("drops"):
+        out.table(f"{t}: runtime drops", ["reason", "packets"],
+                  [[k, n] for k, n in runtime["drops"].items()])
+    if not r["drops"] and not runtime.get("drops"):
         out.note(f"{t}: no drops")
+    if runtime.get("expected"):
+        out.table(f"{t}: expected, not drops", ["reason", "packets", "why"],
+                  [[k, v["packets"], v["why"]] for k, v in runtime["expected"].items()])
+    if "runtime_error" in r:
+        out.note(f"{t}: no runtime drops: {r['runtime_error']}")
     directions = [("downlink", r["downlink"]), ("uplink", r["uplink"])]
     if "baas_retransmissions" in r:
         directions.append(("BaaS retransmissions", r["baas_retransmissions"]))
+    if "host_return" in r:
+        directions.append(("host-built frames", r["host_return"]))
     totals = [[name, d["total"]["packets"], d["total"]["bytes"], d["drbs_counted"]]
               for name, d in directions]
     if "ul_status_pdus" in r:
@@ -373,6 +384,25 @@ def _counters_out(out: Output, r: dict):
                    for name, d in directions for i, v in d["per_drb"].items()])
     elif any(d["drbs_counted"] for _, d in directions):
         out.note(f"{t}: per DRB: --nonzero lists the DRBs that counted, --drb N shows one")
+
+
+def _lcore_load_out(out: Output, rows: list[dict]):
+    """status's lcores: targets whose topology entry names a control socket."""
+    loads = [r["lcore_load"] for r in rows if r.get("lcore_load")]
+    if loads:
+        windows = {load["window_s"] for load in loads}
+        over = "since start" if windows == {None} else \
+            f"over the last {max(w or 0 for w in windows):.1f} s"
+        out.table(f"lcore load (busy and empty % {over}; polls and packets since start)",
+                  ["target", "lcore", "mode", "polls", "empty polls", "packets", "empty %",
+                   "busy %"],
+                  [[load["target"], lc["lcore"], lc["mode"], lc["polls"], lc["empty_polls"],
+                    lc["packets"], *("-" if lc[k] is None else f"{100 * lc[k]:.1f}"
+                                     for k in ("empty_share", "busy_share"))]
+                   for load in loads for lc in load["lcores"]])
+    for r in rows:
+        if r.get("control_error") and r["reachable"]:
+            out.note(f"{r['target']}: no lcore load: {r['control_error']}")
 
 
 def _counter_rows(counters: dict) -> list[list]:
@@ -663,9 +693,13 @@ async def _run(args, out: Output):
         with_power = topo.power is not None
         if with_power:
             checks.append(power.status(topo))
+        # lcore load and the runtime's drops from the control sockets, meanwhile
+        control = asyncio.gather(*(status.control_socket_status(c) for c in selected))
         rows = await asyncio.gather(*checks)
         power_rows = [rows.pop()] if with_power else []
         rows, baas_rows = (rows[:-1], rows[-1:]) if with_baas else (rows, [])
+        for r, extra in zip(rows, await control):
+            r.update(extra)
         governed = power_rows[0].get("targets", {}) if power_rows else {}
         for r in rows:
             if r["target"] in governed:
@@ -682,8 +716,9 @@ async def _run(args, out: Output):
                     r.get("offload", {}).get("percent"),
                     *([", ".join(r["power"]["modes"]), r["power"]["source"]] if "power" in r
                       else [None] * len(power_columns)),
-                    sum(d["packets"] for d in r.get("counters", {}).get("drops", {}).values())
+                    counters.drop_total(r.get("counters"), r.get("runtime_drops"))
                     if r["reachable"] else r.get("error")] for r in rows])
+        _lcore_load_out(out, rows)
         if baas_rows:
             out.table("BaaS", ["name", "address", "reachable", "DRBs", "held PDUs",
                                "held bytes"],
@@ -741,6 +776,9 @@ async def _run(args, out: Output):
         async with targets.session(topo, selected) as connected:
             result = [await counters.read(t, args.counter_drbs, args.nonzero)
                       for t in connected]
+        # the runtime's own drops, when the topology names a control socket
+        by_name = {c.name: c for c in selected}
+        result = [await counters.add_runtime_drops(r, by_name[r["target"]]) for r in result]
         for r in result:
             _counters_out(out, r)
         return result

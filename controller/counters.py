@@ -1,11 +1,17 @@
 """The gNB's counters on one target: drops by reason, downlink and uplink
 packets/bytes in total and, on request, per DRB (every DRB that counted
 something, or chosen DRBs, zeros included), uplink STATUS PDUs,
-retransmissions from the BaaS forwarded to the radio."""
+retransmissions from the BaaS forwarded to the radio, and on a NIC the
+radio frames its hosts built (host_return_counter), per DRB the same way.
+
+The runtime's own drops (no room, tx ring full, ...) are not P4 counters:
+runtime_drops() reads them from the target's control socket when the
+topology names one, and keeps apart what is expected there, not a drop."""
 from __future__ import annotations
 
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
+from controller import control_socket
 from controller.errors import GnbctlError, MissingP4Object
 
 # p4src/gnb/constants.p4, DROP_*: the index into drop_counter.
@@ -78,4 +84,56 @@ async def read(target, drbs: list[int] | None = None, nonzero: bool = False) -> 
         result["baas_retransmissions"] = _direction(
             target, "baas_retx_counter", await _read_counter(target, "baas_retx_counter"),
             drbs, nonzero)
+    if target.schema.counters.get("host_return_counter") is not None:
+        result["host_return"] = _direction(
+            target, "host_return_counter", await _read_counter(target, "host_return_counter"),
+            drbs, nonzero)
     return result
+
+
+# The runtime's drop reasons (t4p4s/runtime/src/stats.c) but "pipeline":
+# what the P4 program dropped, which drop_counter counts by reason.
+_P4_COUNTED = "pipeline"
+# By design on a target with no BaaS clone session (topology baas_clone =
+# false: the hosts): the pipeline asks for a copy of every RLC AM frame,
+# and without a session none is made. The frame itself is forwarded.
+EXPECTED_WITHOUT_CLONE_SESSION = {
+    "clone_no_session": "no BaaS copy of RLC AM frames: this target has no clone session "
+                        "by design (topology baas_clone = false); the frames are forwarded"}
+
+
+async def runtime_drops(config) -> dict | None:
+    """None without a control socket in the topology; else {"drops":
+    {reason: packets}} of the runtime's reasons that counted (not
+    "pipeline", which drop_counter splits by reason) and {"expected":
+    {reason: {"packets", "why"}}}: counts that are no drop on this target.
+    TargetUnreachable / GnbctlError as control_socket.request."""
+    if config.control is None:
+        return None
+    counted = (await control_socket.request(config, {"cmd": "stats"}))["drops"]
+    expected = {} if config.baas_clone else EXPECTED_WITHOUT_CLONE_SESSION
+    return {"drops": {k: n for k, n in sorted(counted.items())
+                      if n and k != _P4_COUNTED and k not in expected},
+            "expected": {k: {"packets": counted[k], "why": why}
+                         for k, why in expected.items() if counted.get(k)}}
+
+
+async def add_runtime_drops(result: dict, config) -> dict:
+    """read()'s result with "runtime_drops" (runtime_drops()), or with
+    "runtime_error" when the control socket does not answer (the P4
+    counters stand); unchanged without a control socket."""
+    try:
+        runtime = await runtime_drops(config)
+    except GnbctlError as e:
+        result["runtime_error"] = str(e)
+        return result
+    if runtime is not None:
+        result["runtime_drops"] = runtime
+    return result
+
+
+def drop_total(counters: dict | None, runtime: dict | None) -> int:
+    """Packets dropped on a target: the P4 program's by reason (read()'s
+    "drops") and the runtime's (runtime_drops()), not what is expected."""
+    p4 = sum(d["packets"] for d in (counters or {}).get("drops", {}).values())
+    return p4 + sum((runtime or {}).get("drops", {}).values())

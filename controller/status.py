@@ -4,9 +4,11 @@ drop totals; and, when the topology has a [baas], whether the BaaS answers
 and what it holds. An unreachable target or BaaS is a row, not an abort."""
 from __future__ import annotations
 
+import asyncio
+
 from finsy.proto.p4.config.v1 import p4info_pb2
 
-from controller import baas, counters, drbs, offload, targets
+from controller import baas, counters, drbs, lcore_load, offload, targets
 from controller.errors import GnbctlError
 
 
@@ -59,3 +61,24 @@ async def baas_status(topology) -> dict:
     row.update(reachable=True, baas={k: stats[k] for k in (
         "n_drbs", "held", "held_bytes", "pool_size", "pool_in_use", "n_lcores")})
     return row
+
+
+# Lcore load's shares over this window (two readings), read while the
+# P4Runtime reads run: the load now, not the average since the start.
+LOAD_WINDOW_S = 0.2
+
+
+async def control_socket_status(config) -> dict:
+    """What the target's control socket (topology key `control`) adds to
+    its row: "lcore_load" (lcore_load.read over LOAD_WINDOW_S) and
+    "runtime_drops" (counters.runtime_drops), or "control_error" when it
+    does not answer; {} without a control socket. Never raises: the row's
+    reachability is its P4Runtime server's."""
+    if config.control is None:
+        return {}
+    try:
+        load, runtime = await asyncio.gather(lcore_load.read(config, LOAD_WINDOW_S),
+                                             counters.runtime_drops(config))
+    except GnbctlError as e:
+        return {"control_error": str(e)}
+    return {"lcore_load": load, "runtime_drops": runtime}

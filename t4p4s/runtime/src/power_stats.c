@@ -250,10 +250,48 @@ telemetry_power(const char *cmd __rte_unused, const char *params __rte_unused,
 	return 0;
 }
 
+/* /t4p4s/lcores: each lcore's load since it started, which DPDK 22.11's
+ * telemetry has no command for (its /eal/lcore/ commands came later):
+ * polls and empty polls (one per rx queue and round), packets, and its
+ * time: work_ns in rounds that received packets, total_ns all of it (those,
+ * the empty rounds, paused and asleep), busy_share_ppm = work_ns / total_ns
+ * in millionths (22.11's telemetry has no floats). The figures of the
+ * control socket's `power` (lcore_power), not a second count. */
+static int
+telemetry_lcores(const char *cmd __rte_unused, const char *params __rte_unused,
+		 struct rte_tel_data *d)
+{
+	rte_tel_data_start_dict(d);
+	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++) {
+		const struct t4p4s_governor *g = t4p4s_governed.lcores[w];
+		struct lcore_power p;
+		struct rte_tel_data *ld = rte_tel_data_alloc();
+		char name[32];
+		lcore_power(g, &p);
+		uint64_t total = p.work_ns + p.poll_ns + p.paused_ns + p.asleep_ns;
+		rte_tel_data_start_dict(ld);
+		rte_tel_data_add_dict_u64(ld, "polls", p.polls);
+		rte_tel_data_add_dict_u64(ld, "empty_polls", p.empty_polls);
+		rte_tel_data_add_dict_u64(ld, "packets", p.packets);
+		rte_tel_data_add_dict_u64(ld, "work_ns", p.work_ns);
+		rte_tel_data_add_dict_u64(ld, "total_ns", total);
+		rte_tel_data_add_dict_u64(ld, "busy_share_ppm",
+			total ? (uint64_t)((double)p.work_ns * 1e6 / (double)total) : 0);
+		snprintf(name, sizeof(name), "lcore%u", g->lcore_id);
+		rte_tel_data_add_dict_container(d, name, ld, 0);
+	}
+	return 0;
+}
+
 void
 t4p4s_power_telemetry_init(void)
 {
 	rte_telemetry_register_cmd("/t4p4s/power", telemetry_power,
 		"t4p4s governor: backends and per-lcore mode, P-state, time busy/paused/asleep "
 		"(ns), CPU time. No parameters");
+	/* help: at most 127 characters, or the command is refused */
+	if (rte_telemetry_register_cmd("/t4p4s/lcores", telemetry_lcores,
+			"t4p4s per-lcore load since start: polls, packets, work_ns of total_ns "
+			"(busy_share_ppm). No parameters") != 0)
+		fprintf(stderr, "warning: DPDK telemetry refused /t4p4s/lcores\n");
 }

@@ -1,6 +1,7 @@
 /* The governor seen from outside: the control socket's `power`,
  * `power_mode` and `power_thresholds`, the statistics' per-lcore `power`,
- * and DPDK telemetry's /t4p4s/power (docs/architecture.md, Power). */
+ * and DPDK telemetry's /t4p4s/power and /t4p4s/lcores (docs/architecture.md,
+ * Power). */
 #ifndef T4P4S_POWER_STATS_H
 #define T4P4S_POWER_STATS_H
 
