@@ -295,13 +295,20 @@ def test_a_target_that_does_not_answer_is_up_0_and_the_scrape_answers(
     finally:
         silent.close()
     assert code == 0, err
+    # a line when a target goes down (the first of each here: on a loaded
+    # machine nic0 may miss a deadline before it stops, and come back)
     lines = err.splitlines()
-    assert len(lines) == 3, err
-    assert lines[0].startswith("gnbctl metrics: ghost down: ghost: no answer from the "
-                               "P4Runtime server at 127.0.0.1:"), lines
-    assert "UNAVAILABLE" in lines[0]
-    assert lines[1].startswith("gnbctl metrics: hung down: "), lines
-    assert lines[2].startswith("gnbctl metrics: nic0 down: nic0: "), lines
+    down = {}
+    for line in lines:
+        name = line.removeprefix("gnbctl metrics: ").split(" ")[0]
+        if line.startswith(f"gnbctl metrics: {name} down: "):
+            down.setdefault(name, line)
+    assert set(down) == {"ghost", "hung", "nic0"}, err
+    assert down["ghost"].startswith("gnbctl metrics: ghost down: ghost: no answer from the "
+                                    "P4Runtime server at 127.0.0.1:"), err
+    assert "UNAVAILABLE" in down["ghost"] and "DEADLINE_EXCEEDED" in down["hung"], err
+    assert not [line for line in lines if line.endswith(("ghost up again", "hung up again"))]
+    assert lines[-1].startswith("gnbctl metrics: nic0 down: nic0: "), err
 
 
 def test_bad_listen_is_one_line_and_its_exit_code(tmp_path):
@@ -454,6 +461,6 @@ def test_baas_and_power_series_equal_their_gnbctl_commands(sidecars, gnbctl, exp
     assert value(samples, "gnbctl_target_up", target="nic0", role="nic") == 1
     code, _, err = exporter.stop()
     assert code == 0, err
-    lines = err.splitlines()
-    assert [line.split(":")[0:2] for line in lines] == [["gnbctl metrics", " baas down"],
-                                                       ["gnbctl metrics", " power down"]], err
+    lines = [line.split(":")[0:2] for line in err.splitlines()]
+    assert ["gnbctl metrics", " baas down"] in lines and \
+        ["gnbctl metrics", " power down"] in lines, err
