@@ -1,6 +1,8 @@
 """`gnbctl metrics`: a Prometheus exporter (prometheus_client) of every
-target's counters, the NICs' offload split, and the BaaS's and the power
-sidecar's figures when the topology has them, labelled by target.
+target's counters, the NICs' offload split, with the target's control
+socket (topology key `control`) its ports, the runtime's own drops and its
+lcores' load, and the BaaS's and the power sidecar's figures when the
+topology has them, labelled by target.
 
 How a scrape is answered: gnbctl's event loop reads everything every
 --interval seconds (a refresh) and keeps the last snapshot; the exporter's
@@ -40,7 +42,7 @@ from prometheus_client import start_wsgi_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
-from controller import baas, counters, offload, power, targets
+from controller import baas, control_socket, counters, lcore_load, offload, power, targets
 from controller.errors import GnbctlError, TargetUnreachable
 from controller.topology import TargetConfig, Topology
 
@@ -139,14 +141,25 @@ class _Schemas:
 
 
 @dataclass
+class ControlReading:
+    """A target's control socket in one refresh (the topology names one)."""
+    up: bool
+    error: str | None = None
+    stats: dict | None = None           # the runtime's `stats`: ports, drops, parser errors
+    load: dict | None = None            # lcore_load.read()
+
+
+@dataclass
 class TargetReading:
-    """One target in one refresh: `up` when every read succeeded."""
+    """One target in one refresh: `up` when every P4Runtime read succeeded;
+    `control` None when the topology gives it no control socket."""
     config: TargetConfig
     up: bool
     seconds: float
     error: str | None = None
     counters: dict | None = None        # counters.read()
     offload: dict | None = None         # offload.show() (NICs with the tables)
+    control: ControlReading | None = None
 
 
 @dataclass
@@ -176,6 +189,7 @@ async def read_target(topology: Topology, config: TargetConfig, schemas: _Schema
     target whose P4Runtime threads share a busy core reads its 65,536-cell
     counter arrays slowly, and is slow, not down."""
     started = time.monotonic()
+    control = asyncio.ensure_future(read_control(config))
     try:
         reader = await schemas.reader(config, topology.timeout)
         reading = TargetReading(config, True, 0.0)
@@ -186,8 +200,24 @@ async def read_target(topology: Topology, config: TargetConfig, schemas: _Schema
             reading.offload = await offload.show(reader, topology.hosts_behind(config.name))
     except GnbctlError as e:
         reading = TargetReading(config, False, 0.0, error=str(e))
+    # the control socket is a source of its own: it may answer when
+    # P4Runtime does not, and the other way round
+    reading.control = await control
     reading.seconds = time.monotonic() - started
     return reading
+
+
+async def read_control(config: TargetConfig) -> ControlReading | None:
+    """The runtime's `stats` and its lcores' load (controller/lcore_load.py,
+    counters since start) from the target's control socket."""
+    if config.control is None:
+        return None
+    try:
+        stats, load = await asyncio.gather(control_socket.request(config, {"cmd": "stats"}),
+                                           lcore_load.read(config))
+    except GnbctlError as e:
+        return ControlReading(False, error=str(e))
+    return ControlReading(True, stats=stats, load=load)
 
 
 async def read_baas(topology: Topology) -> SidecarReading:
@@ -255,6 +285,8 @@ def _target_families(f: _Families, r: TargetReading):
             1 if r.up else 0)
     f.gauge("gnbctl_target_read_duration_seconds", "how long the last refresh read the "
             "target", t, r.seconds)
+    if r.control is not None:
+        _control_families(f, r.config, r.control)
     if not r.up:
         return
     c = r.counters
@@ -308,6 +340,65 @@ def _target_families(f: _Families, r: TargetReading):
             f.gauge("gnb_offload_host_ratio", "the share of the NIC's downlink DRBs this "
                     "host serves (gnbctl offload show's host percent / 100)", labels,
                     share["percent"] / 100)
+
+
+# The runtime's drop reason that drop_counter splits by the P4 program's
+# reasons (gnb_pipeline_drops_total), left out as counters.runtime_drops does
+_P4_COUNTED_DROPS = "pipeline"
+
+
+def _control_families(f: _Families, config: TargetConfig, c: ControlReading):
+    t = {"target": config.name}
+    f.gauge("gnbctl_target_control_up", "1 when the target's control socket (topology key "
+            "control) answered in the last refresh", t, 1 if c.up else 0)
+    if not c.up:
+        return
+    for port in c.stats["ports"]:
+        labels = {**t, "port": port["port"]}
+        for key, name, doc in (
+                ("rx", "gnb_port_received_packets_total",
+                 "packets received on the port and handed to the pipeline"),
+                ("tx", "gnb_port_transmitted_packets_total", "packets the port sent"),
+                ("rx_dropped", "gnb_port_rx_dropped_packets_total",
+                 "packets the port lost before the pipeline (missed, errors, no mbuf)"),
+                ("tx_dropped", "gnb_port_tx_dropped_packets_total",
+                 "packets the pipeline sent to the port that it did not send (tx ring full, "
+                 "errors)")):
+            f.counter(name, doc, labels, port[key])
+    # as `gnbctl counters` splits them: on a target without a BaaS clone
+    # session, clone_no_session is by design, not a drop
+    expected = {} if config.baas_clone else counters.EXPECTED_WITHOUT_CLONE_SESSION
+    for reason, n in sorted(c.stats["drops"].items()):
+        if reason == _P4_COUNTED_DROPS:
+            continue
+        if reason in expected:
+            f.counter("gnb_runtime_expected_drops_total", "what the runtime counts as a drop "
+                      "but this target does by design (clone_no_session without a BaaS "
+                      "clone session: the frame is forwarded, no copy made); not a drop",
+                      {**t, "reason": reason}, n)
+        else:
+            f.counter("gnb_runtime_drops_total", "packets the runtime dropped, by reason "
+                      "(not the P4 program's: gnb_pipeline_drops_total)",
+                      {**t, "reason": reason}, n)
+    for error, n in sorted(c.stats["parser_errors"].items()):
+        f.counter("gnb_parser_errors_total", "packets whose parsing ended in this P4 error",
+                  {**t, "error": error}, n)
+    for lc in c.load["lcores"]:
+        labels = {**t, "lcore": lc["lcore"]}
+        f.counter("gnb_lcore_polls_total", "rx polls (one per rx queue and round)", labels,
+                  lc["polls"])
+        f.counter("gnb_lcore_empty_polls_total", "rx polls that received nothing", labels,
+                  lc["empty_polls"])
+        f.counter("gnb_lcore_packets_total", "packets the lcore received", labels,
+                  lc["packets"])
+        f.counter("gnb_lcore_work_seconds_total", "time in rounds that received packets",
+                  labels, lc["work_ns"] / 1e9)
+        f.counter("gnb_lcore_seconds_total", "the lcore's time: working, polling empty, "
+                  "paused and asleep", labels, lc["total_ns"] / 1e9)
+        if lc["busy_share"] is not None:
+            f.gauge("gnb_lcore_busy_ratio", "work over all of the lcore's time since it "
+                    "started (over a window: rate(gnb_lcore_work_seconds_total) / "
+                    "rate(gnb_lcore_seconds_total))", labels, lc["busy_share"])
 
 
 # BaaS Counters fields (baas/proto/baas.proto) -> (family, help); a field not
@@ -463,6 +554,9 @@ def _transitions(before: Snapshot | None, now: Snapshot) -> list[str]:
         if s is None:
             return {}
         found = {r.config.name: (r.up, r.error) for r in s.targets}
+        for r in s.targets:
+            if r.control is not None:
+                found[f"{r.config.name} control socket"] = (r.control.up, r.control.error)
         for side in (s.baas, s.power):
             if side is not None:
                 found[side.name] = (side.up, side.error)

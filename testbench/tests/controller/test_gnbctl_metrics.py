@@ -129,20 +129,23 @@ def wait_for(capture, port: int, count: int, timeout: float = 10.0):
 
 @pytest.fixture
 def gnb(start_target, gnb_builds, gnbctl, tmp_path):
-    """(topology, capture): the NIC with its N3, radio and BaaS ports on
-    veths and host0 (net_null) behind it, DRBs 0..15 loaded, offload 0%."""
+    """(topology, capture, nic): the NIC with its N3, radio and BaaS ports
+    on veths and host0 (net_null) behind it, both with their control
+    sockets in the topology, DRBs 0..15 loaded, offload 0%."""
     host = start_target(vdevs=["net_null0,no-rx=1", "net_null1,no-rx=1"],
                         build=gnb_builds["host"])
     with nic_on_veths(start_target, gnb_builds["nic"], 3) as (nic, capture):
         topology = write_topology(tmp_path / "topology.toml", [
             {"name": "nic0", "role": "nic", "address": nic.address,
-             "p4info": gnb_builds["nic"].p4info_text_path},
+             "p4info": gnb_builds["nic"].p4info_text_path,
+             "control": nic.runtime.control_path},
             {"name": "host0", "role": "host", "address": host.address,
-             "p4info": gnb_builds["host"].p4info_text_path, "nic": "nic0", "vf": 0}])
+             "p4info": gnb_builds["host"].p4info_text_path, "nic": "nic0", "vf": 0,
+             "control": host.runtime.control_path}])
         assert gnbctl(topology, "pipeline", "push")[0] == 0
         assert gnbctl(topology, "drb", "load", "--count", N_DRBS)[0] == 0
         assert gnbctl(topology, "offload", "set", 0)[0] == 0
-        yield topology, capture
+        yield topology, capture, nic
 
 
 def send_downlink(capture, drbs: list[int], radio_before: int) -> list[bytes]:
@@ -168,8 +171,17 @@ def assert_counters_equal(samples: Samples, result: list[dict]):
                          reason=reason) == cell["packets"], (t, reason)
             assert value(samples, "gnb_pipeline_dropped_bytes_total", target=t,
                          reason=reason) == cell["bytes"], (t, reason)
-        counted = {k: v for k, v in r.items() if isinstance(v, dict) and k != "drops"}
+        counted = {k: v for k, v in r.items()
+                   if isinstance(v, dict) and k not in ("drops", "runtime_drops")}
         assert set(counted) >= {"downlink", "uplink"}
+        # the runtime's drops, as counters splits them (zeros for the rest)
+        runtime = r["runtime_drops"]
+        drops = series(samples, "gnb_runtime_drops_total", target=t)
+        assert {dict(k)["reason"]: v for k, v in drops.items() if v} == runtime["drops"]
+        assert "tx_full" in {dict(k)["reason"] for k in drops}
+        expected = series(samples, "gnb_runtime_expected_drops_total", target=t)
+        assert {dict(k)["reason"]: v for k, v in expected.items() if v} == \
+            {k: v["packets"] for k, v in runtime["expected"].items()}
         for name, c in counted.items():
             total = c.get("total", c)
             assert value(samples, "gnb_packets_total", target=t, counter=name) == \
@@ -189,8 +201,13 @@ def assert_counters_equal(samples: Samples, result: list[dict]):
                 assert per_drb == {d: v["bytes"] for d, v in c["per_drb"].items()}, name
 
 
+def lcores(nic) -> dict[int, dict]:
+    """The NIC runtime's own `power` reply, by lcore."""
+    return {lc["lcore"]: lc for lc in nic.runtime.request({"cmd": "power"})["lcores"]}
+
+
 def test_scrape_equals_gnbctl_counters_and_offload(gnb, gnbctl, exporters):
-    topology, capture = gnb
+    topology, capture, nic = gnb
     first = send_downlink(capture, [2, 2, 2, 5], 0)
     unknown = DownlinkPacket(generated_drb(N_DRBS), b"lost" * 10).n3_frame()
     capture.send(N3, unknown)
@@ -203,7 +220,10 @@ def test_scrape_equals_gnbctl_counters_and_offload(gnb, gnbctl, exporters):
     assert code == 0, out
     second = send_downlink(capture, [7, 7, 2], len(first))
     changed = time.time()
+    lcores_before = lcores(nic)
     samples = exporter.refreshed_after(changed)
+    lcores_after = lcores(nic)
+    stats = nic.runtime.request({"cmd": "stats"})
     code, counted = gnbctl(topology, "counters", "--nonzero")
     assert code == 0
     code, shown = gnbctl(topology, "offload", "show")
@@ -231,10 +251,42 @@ def test_scrape_equals_gnbctl_counters_and_offload(gnb, gnbctl, exporters):
                                   host=host), v["percent"] / 100)
     assert not series(samples, "gnb_offload_buckets", target="host0")
 
-    # a refresh later nothing changed: the same values
+    # the control socket's: ports and parser errors as the runtime counts
+    # them, lcore counters between two readings of its own (packets: exact)
+    assert value(samples, "gnbctl_target_control_up", target="nic0") == 1
+    assert [p["port"] for p in stats["ports"]] == [0, 1, 2]
+    assert (stats["ports"][N3]["rx"], stats["ports"][RADIO]["tx"]) == (8, 7)
+    for port in stats["ports"]:
+        for key, name in (("rx", "received"), ("tx", "transmitted"),
+                          ("rx_dropped", "rx_dropped"), ("tx_dropped", "tx_dropped")):
+            assert value(samples, f"gnb_port_{name}_packets_total", target="nic0",
+                         port=port["port"]) == port[key], (port, key)
+    assert {dict(k)["error"]: v for k, v in
+            series(samples, "gnb_parser_errors_total", target="nic0").items()} == \
+        stats["parser_errors"]
+    assert set(lcores_after) == {int(dict(k)["lcore"]) for k in
+                                 series(samples, "gnb_lcore_polls_total", target="nic0")}
+    assert sum(lc["packets"] for lc in lcores_after.values()) == 8
+    for lcore, lc in lcores_after.items():
+        labels = {"target": "nic0", "lcore": lcore}
+        assert value(samples, "gnb_lcore_packets_total", **labels) == lc["packets"]
+        for key, name, scale in (("polls", "polls", 1), ("empty_polls", "empty_polls", 1),
+                                 ("work_ns", "work_seconds", 1e9)):
+            assert lcores_before[lcore][key] / scale <= \
+                value(samples, f"gnb_lcore_{name}_total", **labels) <= lc[key] / scale, key
+        busy = value(samples, "gnb_lcore_busy_ratio", **labels)
+        assert 0 < busy < 1 and math.isclose(
+            busy, value(samples, "gnb_lcore_work_seconds_total", **labels)
+            / value(samples, "gnb_lcore_seconds_total", **labels), rel_tol=1e-6)
+    assert series(samples, "gnb_lcore_polls_total", target="host0")
+
+    # a refresh later nothing changed: the same values (but the lcores')
     again = exporter.refreshed_after(time.time())
-    unchanged = {k: v for k, v in samples.items() if not k[0].startswith("gnbctl_")}
-    assert {k: v for k, v in again.items() if not k[0].startswith("gnbctl_")} == unchanged
+
+    def unchanged(s: Samples) -> Samples:
+        return {k: v for k, v in s.items()
+                if not k[0].startswith(("gnbctl_", "gnb_lcore_"))}
+    assert unchanged(again) == unchanged(samples)
 
     code, out, err = exporter.stop(signal.SIGINT)
     assert code == 0, err
