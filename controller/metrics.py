@@ -597,7 +597,8 @@ async def serve(topology: Topology, configs: list[TargetConfig], listen: Listen,
             refreshes += 1
             if refreshes == 1:
                 note(f"serving {listen.url(server.server_port)} (every {interval:g} s"
-                     f"{', per DRB' if per_drb else ''}): {len(configs)} targets"
+                     f"{', per DRB' if per_drb else ''}): {len(configs)} "
+                     f"target{'' if len(configs) == 1 else 's'}"
                      f"{', the BaaS' if topology.baas else ''}"
                      f"{', the power sidecar' if topology.power else ''}")
             await _first(asyncio.sleep(max(0.0, interval - (time.monotonic() - started))),
