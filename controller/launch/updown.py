@@ -260,8 +260,13 @@ def command(process: Process, topology: Topology, built: dict) -> tuple[list[str
 @contextmanager
 def _locked(run_dir: Path):
     """One `up` or `down` at a time per run directory (the other waits)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / ".lock", "w") as lock:
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(run_dir / ".lock", "w")
+    except OSError as e:
+        raise GnbctlError(f"cannot use the run directory {run_dir}: {e.strerror} (give "
+                          "another in the topology: [run] dir = ...)") from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
