@@ -1,5 +1,5 @@
-"""The bulk-write hot path: many INSERTs into one exact-match table,
-encoded by column instead of entity by entity.
+"""The bulk-write hot path: many INSERTs (or MODIFYs: `drb load --replace`)
+into one exact-match table, encoded by column instead of entity by entity.
 
 protobuf serializes one template Update whose every key and parameter is
 given at its full width (P4Runtime servers accept such zero-padded byte
@@ -29,17 +29,20 @@ class _Slot:
 
 
 class ExactInsertEncoder:
-    """Encodes INSERTs of `table` with `action`; encode() takes one value
-    (int, or a numpy integer array of one value per entry) per match field
-    and action parameter name."""
+    """Encodes INSERTs of `table` with `action` (or updates of another
+    `update_type`: MODIFY); encode() takes one value (int, or a numpy
+    integer array of one value per entry) per match field and action
+    parameter name."""
 
-    def __init__(self, schema: fy.P4Schema, target_name: str, table: str, action: str):
+    def __init__(self, schema: fy.P4Schema, target_name: str, table: str, action: str,
+                 update_type: int = p4r.Update.INSERT):
         if schema.tables.get(table) is None:
             raise MissingP4Object(target_name, "table", table)
         if schema.actions.get(action) is None:
             raise MissingP4Object(target_name, "action", action)
         self.table = schema.tables[table]
         self.action = schema.actions[action]
+        self.update_type = update_type
         self.fields = {f.name: (f.id, f.bitwidth) for f in self.table.match_fields}
         self.params = {p.name: (p.id, p.bitwidth) for p in self.action.params}
         too_wide = [n for n, (_, bits) in {**self.fields, **self.params}.items() if bits > 64]
@@ -58,7 +61,7 @@ class ExactInsertEncoder:
     def _update(self, fill: int) -> bytes:
         """`updates` field of a WriteRequest (tag, length, Update)."""
         request = p4r.WriteRequest()
-        update = request.updates.add(type=p4r.Update.INSERT)
+        update = request.updates.add(type=self.update_type)
         entry = update.entity.table_entry
         entry.table_id = self.table.id
         for field_id, bits in self.fields.values():

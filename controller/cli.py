@@ -8,8 +8,9 @@ of these exit codes (docs/operations.md): 0 done, 1 failed, 2 bad topology
 target without the topology's device id), 3 a target, the BaaS or the
 power sidecar unreachable, 4 a target rejected a write or a P4Info, or a
 DRB was refused before any write because a target holds one with its
-index, TEID or bearer, 64 a bad command line, 70 an internal error (a bug;
-GNBCTL_TRACEBACK=1 shows where)."""
+index, TEID or bearer, 5 another gnbctl command held the topology's write
+lock for longer than the topology's timeout, 64 a bad command line, 70
+an internal error (a bug; GNBCTL_TRACEBACK=1 shows where)."""
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from controller import (baas, counters, drbs, metrics, offload, pipeline, power, rlc_poll,
-                        status, targets, topology, watch)
+                        status, targets, topology, watch, write_lock)
 from controller.errors import EXIT_INTERNAL, EXIT_USAGE, GnbctlError
 from t4p4s.usage import OneLineParser, UsageError
 
@@ -74,14 +75,17 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("--batch", type=int, default=drbs.DEFAULT_BATCH,
                       help="updates per Write (default %(default)s)")
     _poll_arguments(load, " of every RLC AM DRB the CSV gives none")
+    load.add_argument("--replace", action="store_true",
+                      help="update the installed DRBs of the same index in place (MODIFY) "
+                           "and insert the others (default: refuse any installed DRB)")
     add = drb_sub.add_parser("add", help="one DRB; fields default to the generated DRB's")
-    add.add_argument("drb", type=int)
+    add.add_argument("drb", type=_uint(16))
     for name in drbs.CSV_COLUMNS[1:]:
         add.add_argument(f"--{name.replace('_', '-')}", dest=name)
     _poll_arguments(add, "")
-    drb_sub.add_parser("del", help="delete one DRB").add_argument("drb", type=int)
+    drb_sub.add_parser("del", help="delete one DRB").add_argument("drb", type=_uint(16))
     drb_sub.add_parser("show", help="one DRB, or the entry counts").add_argument(
-        "drb", type=int, nargs="?")
+        "drb", type=_uint(16), nargs="?")
 
     off = sub.add_parser("offload", help="the NIC/host split (NIC targets)")
     off_sub = off.add_subparsers(dest="action", required=True)
@@ -707,10 +711,12 @@ async def _run(args, out: Output):
                 r["power"] = {"modes": g["modes"], "source": power_rows[0]["source"],
                               "modelled_watts": g["modelled_watts"]}
         power_columns = ["power mode", "power source"] if with_power else []
-        out.table("targets", ["target", "role", "reachable", "primary", "program",
+        out.table("targets", ["target", "role", "reachable", "primary (election id)", "program",
                               "P4Info = topology's", "dl_drb", "ul_bearer", "offload %",
                               *power_columns, "drops"],
-                  [[r["target"], r["role"], r["reachable"], r.get("primary"),
+                  [[r["target"], r["role"], r["reachable"],
+                    (r["primary"] if r["primary"] is not None else "none")
+                    if r["reachable"] else None,
                     r.get("program"), r.get("pipeline_matches_topology"),
                     r.get("drbs", {}).get("dl_drb"), r.get("drbs", {}).get("ul_bearer"),
                     r.get("offload", {}).get("percent"),
@@ -751,7 +757,7 @@ async def _run(args, out: Output):
         async with targets.session(topo, selected) as connected:
             if out.as_json or out.plain:
                 # no progress bar where nobody watches it redraw
-                result = await drbs.load(connected, drb_set, args.batch)
+                result = await drbs.load(connected, drb_set, args.batch, replace=args.replace)
             else:
                 with Progress(TextColumn("{task.description}"), BarColumn(),
                               MofNCompleteColumn(), TimeElapsedColumn(),
@@ -759,11 +765,15 @@ async def _run(args, out: Output):
                     tasks = {t.name: progress.add_task(t.name, total=2 * drb_set.count)
                              for t in connected}
                     result = await drbs.load(connected, drb_set, args.batch,
-                                             lambda name, n: progress.advance(tasks[name], n))
+                                             lambda name, n: progress.advance(tasks[name], n),
+                                             replace=args.replace)
+        replaced = ["DRBs replaced"] if args.replace else []
         out.table(f"{drb_set.count} DRBs in {result['seconds']:.3f} s",
-                  ["target", "entries", "seconds", "entries/s", "RLC poll configured"],
+                  ["target", "entries", "seconds", "entries/s", *replaced,
+                   "RLC poll configured"],
                   [[n, r["entries"], r["seconds"], f"{r['entries_per_s']:,}",
-                    r["poll_configured"]] for n, r in result["targets"].items()])
+                    *([r["replaced"]] if args.replace else []), r["poll_configured"]]
+                   for n, r in result["targets"].items()])
         return result
 
     if args.command == "pipeline":
@@ -773,7 +783,7 @@ async def _run(args, out: Output):
         return result
 
     if args.command == "counters":
-        async with targets.session(topo, selected) as connected:
+        async with targets.reading(topo, selected) as connected:
             result = [await counters.read(t, args.counter_drbs, args.nonzero)
                       for t in connected]
         # the runtime's own drops, when the topology names a control socket
@@ -798,12 +808,12 @@ async def _run(args, out: Output):
 
     if cmd == ("drb", "del"):
         async with targets.session(topo, selected) as connected:
-            # the BaaS names a DRB by its bearer: read before it is gone
-            bearer = await baas.bearer_of(connected, args.drb) if topo.baas else None
-            await drbs.delete(connected, args.drb)
+            # the BaaS names a DRB by its bearer, as the deleted entries had it
+            bearer = await drbs.delete(connected, args.drb)
         out.note(f"DRB {args.drb} deleted on {', '.join(c.name for c in selected)}")
         result = {"drb": args.drb}
-        if bearer is not None:
+        if bearer is not None and topo.baas:
+            bearer = baas.DrbKey(*bearer)
             # its copies in the BaaS go too; a BaaS that fails is a warning
             result["baas"] = await baas.flush_deleted(topo, bearer)
             if "warning" in result["baas"]:
@@ -816,13 +826,15 @@ async def _run(args, out: Output):
         return result
 
     if cmd == ("drb", "show"):
-        async with targets.session(topo, selected) as connected:
+        async with targets.reading(topo, selected) as connected:
             if args.drb is None:
-                result = {t.name: await drbs.counts(t) for t in connected}
+                result = dict(zip((t.name for t in connected), await asyncio.gather(
+                    *(drbs.counts(t) for t in connected))))
                 out.table("DRB entries", ["target", "dl_drb", "ul_bearer"],
                           [[n, c["dl_drb"], c["ul_bearer"]] for n, c in result.items()])
                 return result
-            found = {t.name: await drbs.find(t, args.drb) for t in connected}
+            found = dict(zip((t.name for t in connected), await asyncio.gather(
+                *(drbs.find(t, args.drb) for t in connected))))
         result = {n: d.as_dict() if d else None for n, d in found.items()}
         numbering = {c.name for c in selected if rlc_poll.numbers_amd_pdus(c)}
         for name, d in result.items():
@@ -854,7 +866,9 @@ async def _run(args, out: Output):
 
     if args.command == "offload":
         nics = _nics(topo, selected)
-        async with targets.session(topo, nics) as connected:
+        # show reads (no primary, no write lock); the others write
+        connect = targets.reading if args.action == "show" else targets.session
+        async with connect(topo, nics) as connected:
             hosts = {t.name: topo.hosts_behind(t.name) for t in connected}
             if args.action == "set":
                 # a dead host gets no buckets (as `gnbctl run` would leave it)
@@ -942,6 +956,7 @@ def _fail(out: Output, as_json: bool, e, prefix: str = "gnbctl: error: ") -> int
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    write_lock.command_words = argv     # how a writer is named to another one waiting
     try:
         args = _parser().parse_args(argv)
     except UsageError as e:

@@ -9,18 +9,27 @@ Two more columns may follow, in any order: poll_pdu and poll_byte, the RLC
 AM DRB's TS 38.331 pollPDU (p4 .. p65536, infinity) and pollByte (kB1 ..
 mB40, infinity); an empty cell leaves that trigger at the pipeline's
 default (rlc_poll.py).
+
+A load over installed DRBs is refused (drb_keys.py) unless `replace`: then
+a DRB whose index is installed is updated in place (MODIFY; a changed TEID
+or bearer is its old entry deleted and the new one inserted) and the
+others are inserted. One DRB (`drb show`, `del`, `add`) is found by key,
+not by reading the tables whole (drb_keys.locate).
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import csv
 import ipaddress
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+
+from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
 from controller import drb_keys, rlc_poll
 from controller.errors import GnbctlError
@@ -58,7 +67,8 @@ class Drb:
     @classmethod
     def generated(cls, i: int) -> "Drb":
         """DRB i of `drb load --count N` (the hybrid contract)."""
-        return cls(drb=i, teid=0x10000 + i, ue_id=i, lcid=4, rlc="am", rlc_sn=18,
+        teid, (ue_id, lcid) = drb_keys.generated_keys(i)
+        return cls(drb=i, teid=teid, ue_id=ue_id, lcid=lcid, rlc="am", rlc_sn=18,
                    pdcp_sn=18, qfi=9, ue_mac=0x020000000000 | i, ul_teid=0x20000 + i,
                    gnb_ip=0x0A000001, upf_ip=0x0A000002, upf_mac=0x02000000FFFF)
 
@@ -161,7 +171,8 @@ class DrbSet:
         template = Drb.generated(0)
         columns = {f.name: np.full(count, getattr(template, f.name), dtype=object)
                    for f in fields(Drb)}
-        columns.update(drb=i, teid=0x10000 + i, ue_id=i, ue_mac=0x020000000000 | i,
+        columns.update(drb=i, teid=drb_keys.GENERATED_TEID_BASE + i, ue_id=i,
+                       ue_mac=0x020000000000 | i,
                        ul_teid=0x20000 + i)
         return cls(_numeric(columns))
 
@@ -247,40 +258,61 @@ UL_COLUMNS = {"ue_id": "ue_id", "lcid": "lcid", "drb_index": "drb", "rlc_am": "r
               "gnb_ip": "gnb_ip", "upf_ip": "upf_ip", "upf_mac": "upf_mac"}
 
 
-async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=None) -> dict:
+TABLE_COLUMNS = {"dl_drb": DL_COLUMNS, "ul_bearer": UL_COLUMNS}
+DRB_TABLES = tuple(TABLE_COLUMNS)
+
+
+@dataclass
+class _Plan:
+    """What `drb load` writes on one target: per table the positions (in
+    the DrbSet) of the DRBs to INSERT and to MODIFY, the installed entries
+    to DELETE before them (a replaced DRB whose TEID or bearer changes),
+    and the positions whose poll registers to write."""
+    insert: dict[str, np.ndarray]
+    modify: dict[str, np.ndarray] = field(default_factory=dict)
+    delete: list[tuple[str, p4r.TableEntry]] = field(default_factory=list)
+    poll_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    replaced: int = 0       # DRBs whose index was installed
+
+
+async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=None,
+               replace: bool = False) -> dict:
     """dl_drb and ul_bearer entries of every DRB on every target (targets
     concurrently, `batch` updates per Write), then the BaaS clone session
-    where the topology wants one. Returns the timing; raises one
-    GnbctlError listing every target's rejected updates."""
-    from controller.bulk import ExactInsertEncoder
-
+    where the topology wants one. A DRB that shares a key with an
+    installed one is refused before anything is written, unless `replace`
+    and it is the installed DRB of the same index (_replace_plan). Returns
+    the timing; raises one GnbctlError listing every target's rejected
+    updates."""
     start = time.perf_counter()
-    poll_rows = drbs.poll_rows()
-    if len(poll_rows):
+    if len(drbs.poll_rows()):
         refuse_poll_without_numbering(targets)
-    await drb_keys.refuse_in_use(targets, drbs.key_rows())
+    if replace:
+        plans = await _replace_plans(targets, drbs)
+    else:
+        await drb_keys.refuse_in_use(targets, drbs.key_rows(), drb_keys.REPLACE_HINT)
+        everything = np.arange(drbs.count)
+        plans = [_Plan(insert={table: everything for table in DRB_TABLES},
+                       poll_rows=drbs.poll_rows() if rlc_poll.numbers_amd_pdus(t.config)
+                       else np.zeros(0, dtype=np.int64)) for t in targets]
+    plan_of = {t.name: plan for t, plan in zip(targets, plans)}
     per_target = {}
 
     async def load_one(target):
         t0 = time.perf_counter()
-
-        def batch_of(rows, first: int, table: str):
-            chunk = rows[first:first + batch]
-            return chunk.tobytes, len(chunk), lambda i: drbs.describe(first + i, table)
-
+        plan = plan_of[target.name]
         # the poll configuration before the entries that give the DRBs traffic
-        poll_written = 0
-        if len(poll_rows) and rlc_poll.numbers_amd_pdus(target.config):
-            await write_batches(target, _poll_batches(target, drbs, poll_rows, batch),
-                                2 * len(poll_rows))
-            poll_written = len(poll_rows)
-
+        if len(plan.poll_rows):
+            await write_batches(target, _poll_batches(target, drbs, plan.poll_rows, batch),
+                                2 * len(plan.poll_rows))
+        if plan.delete:
+            await _delete_entries(target, plan.delete)
         batches = []
-        for table, mapping in (("dl_drb", DL_COLUMNS), ("ul_bearer", UL_COLUMNS)):
-            encoder = ExactInsertEncoder(target.schema, target.name, table,
-                                         drb_keys.ACTIONS[table])
-            rows = encoder.encode(drbs.count, {k: drbs.columns[v] for k, v in mapping.items()})
-            batches += [batch_of(rows, first, table) for first in range(0, drbs.count, batch)]
+        for table in DRB_TABLES:
+            for rows, update_type in ((plan.modify.get(table), p4r.Update.MODIFY),
+                                      (plan.insert.get(table), p4r.Update.INSERT)):
+                if rows is not None and len(rows):
+                    batches += _entry_batches(target, drbs, table, rows, update_type, batch)
         progress = (lambda count: on_progress(target.name, count)) if on_progress else None
         await write_batches(target, batches, 2 * drbs.count, progress)
         if target.config.baas_clone:
@@ -289,11 +321,108 @@ async def load(targets, drbs: DrbSet, batch: int = DEFAULT_BATCH, on_progress=No
         per_target[target.name] = {"seconds": round(seconds, 4),
                                    "entries": 2 * drbs.count,
                                    "entries_per_s": round(2 * drbs.count / seconds),
-                                   "poll_configured": poll_written}
+                                   "replaced": plan.replaced,
+                                   "deleted_first": len(plan.delete),
+                                   "poll_configured": len(plan.poll_rows)}
 
     await on_every(targets, load_one)
-    return {"drbs": drbs.count, "batch": batch,
+    return {"drbs": drbs.count, "batch": batch, "replace": replace,
             "seconds": round(time.perf_counter() - start, 4), "targets": per_target}
+
+
+def _entry_batches(target, drbs: DrbSet, table: str, rows: np.ndarray, update_type: int,
+                   batch: int) -> list:
+    """write_batches' batches of the `table` updates of the DRBs at
+    positions `rows`, `batch` updates per Write."""
+    from controller.bulk import ExactInsertEncoder
+
+    encoder = ExactInsertEncoder(target.schema, target.name, table, drb_keys.ACTIONS[table],
+                                 update_type)
+    whole = len(rows) == drbs.count
+    encoded = encoder.encode(len(rows), {k: drbs.columns[v] if whole else drbs.columns[v][rows]
+                                         for k, v in TABLE_COLUMNS[table].items()})
+
+    def batch_of(first: int):
+        chunk = encoded[first:first + batch]
+        return chunk.tobytes, len(chunk), lambda i: drbs.describe(int(rows[first + i]), table)
+    return [batch_of(first) for first in range(0, len(rows), batch)]
+
+
+async def _delete_entries(target, entries: list[tuple[str, p4r.TableEntry]]) -> None:
+    """One Write deleting these installed entries (by their keys)."""
+    request = p4r.WriteRequest()
+    for _, entry in entries:
+        update = request.updates.add(type=p4r.Update.DELETE)
+        update.entity.table_entry.table_id = entry.table_id
+        update.entity.table_entry.match.extend(entry.match)
+
+    def describe(i: int) -> str:
+        table, entry = entries[i]
+        index = drb_keys.params(target, table, entry).get("drb_index")
+        key = drb_keys.match(target, table, entry)
+        return f"DRB {index} (its old {table} entry {key})"
+    await target.write_raw(request.SerializeToString(), len(entries), describe)
+
+
+async def _replace_plans(targets, drbs: DrbSet) -> list[_Plan]:
+    """Each target's _Plan for `drb load --replace`; a DRB whose TEID or
+    bearer another installed DRB keeps is refused (DrbInUse) before
+    anything is written on any target."""
+    outcomes = await on_every(targets, lambda t: _replace_plan(t, drbs))
+    conflicts: dict[tuple[int, str], list[str]] = {}
+    for target, (_, found) in zip(targets, outcomes):
+        for index, reason in found:
+            conflicts.setdefault((index, reason), []).append(target.name)
+    drb_keys.refuse_conflicts(conflicts, drbs.count, "; --replace updates a DRB of the "
+                              "same index, it does not move a key from one DRB to another: "
+                              "delete that DRB first")
+    return [plan for plan, _ in outcomes]
+
+
+async def _replace_plan(target, drbs: DrbSet) -> tuple[_Plan, list[tuple[int, str]]]:
+    """(plan, conflicts) of `drb load --replace` on one target, from both
+    tables read whole: a DRB whose index is installed is modified in
+    place where its key is unchanged, its old entry deleted and the new
+    inserted where the key changes; any other DRB is inserted. A key held
+    by an installed DRB that the load does not replace is a conflict."""
+    c = drbs.columns
+    indexes = [int(i) for i in c["drb"]]
+    keys = {"dl_drb": [(int(t),) for t in c["teid"]],
+            "ul_bearer": [(int(u), int(lc)) for u, lc in zip(c["ue_id"], c["lcid"])]}
+    loaded = set(indexes)
+    entries = await asyncio.gather(*(drb_keys.drb_entries(target, t) for t in DRB_TABLES))
+    plan = _Plan(insert={})
+    conflicts = []
+    plan.replaced = len(loaded & {index for found in entries for index, _, _ in found})
+    for table, installed in zip(DRB_TABLES, entries):
+        fields_ = drb_keys.KEYS[table]
+        by_index = {index: (tuple(m[f] for f in fields_), entry)
+                    for index, m, entry in installed}
+        holder = {key: index for index, (key, _) in by_index.items()}
+        insert, modify = [], []
+        for row, (index, key) in enumerate(zip(indexes, keys[table])):
+            old = by_index.get(index)
+            if old is not None and old[0] == key:
+                modify.append(row)
+                continue
+            if old is not None:
+                plan.delete.append((table, old[1]))
+            insert.append(row)
+            other = holder.get(key)
+            if other is not None and other != index and other not in loaded:
+                what = (drb_keys.describe_teid(key[0]) if table == "dl_drb"
+                        else drb_keys.describe_bearer(key))
+                conflicts.append((index, f"{what} is DRB {other}'s"))
+        plan.insert[table] = np.array(insert, dtype=np.int64)
+        plan.modify[table] = np.array(modify, dtype=np.int64)
+    if rlc_poll.numbers_amd_pdus(target.config):
+        # rewritten only where it changes: writing a DRB's configuration
+        # also restarts its poll counting
+        current = await rlc_poll.configured(target)
+        wanted = (c["poll_byte"] << np.uint64(32)) | c["poll_pdu"]
+        now = np.array([current.get(i, 0) for i in indexes], dtype=np.uint64)
+        plan.poll_rows = np.flatnonzero(wanted != now)
+    return plan, conflicts
 
 
 def _poll_batches(target, drbs: DrbSet, rows: np.ndarray, batch: int) -> list:
@@ -354,17 +483,13 @@ async def add(targets, drb: Drb) -> None:
     await on_every(targets, add_one)
 
 
-async def _table_by_drb(target, table: str) -> dict[int, "object"]:
-    """drb_index -> the raw TableEntry of `table` whose action names it."""
-    return {index: entry for index, _, entry in await drb_keys.drb_entries(target, table)}
-
-
 async def find(target, drb_index: int) -> Drb | None:
-    """The DRB as installed on the target (None if it has neither entry),
-    with its poll configuration where the target keeps one (rlc_poll.py)."""
+    """The DRB as installed on the target (None if it lacks either entry),
+    with its poll configuration where the target keeps one (rlc_poll.py);
+    its entries found by key (drb_keys.locate)."""
     import finsy as fy
-    dl = (await _table_by_drb(target, "dl_drb")).get(drb_index)
-    ul = (await _table_by_drb(target, "ul_bearer")).get(drb_index)
+    located = await drb_keys.locate(target, drb_index)
+    dl, ul = located.dl, located.ul
     if dl is None or ul is None:
         return None
     poll_pdu, poll_byte = (await rlc_poll.read(target, drb_index)
@@ -389,12 +514,16 @@ def _int(value) -> int:
     return int(value)
 
 
-async def delete(targets, drb_index: int) -> None:
+async def delete(targets, drb_index: int) -> tuple[int, int] | None:
+    """Deletes the DRB's entries on every target (found by key:
+    drb_keys.locate) and resets its poll registers where kept; returns its
+    (ue_id, lcid) bearer as the first target had it (what the BaaS names
+    it by)."""
     import finsy as fy
 
     async def delete_one(target):
-        dl = (await _table_by_drb(target, "dl_drb")).get(drb_index)
-        ul = (await _table_by_drb(target, "ul_bearer")).get(drb_index)
+        located = await drb_keys.locate(target, drb_index)
+        dl, ul = located.dl, located.ul
         if dl is None and ul is None:
             raise GnbctlError(f"{target.name}: DRB {drb_index}: NOT_FOUND: "
                               "no dl_drb or ul_bearer entry names it")
@@ -405,9 +534,14 @@ async def delete(targets, drb_index: int) -> None:
             # after the entries, so no PDU of the DRB counts again: a DRB
             # that reuses the index starts from the defaults
             await rlc_poll.reset(target, drb_index)
-    await on_every(targets, delete_one)
+        return located.bearer
+    bearers = await on_every(targets, delete_one)
+    return next((b for b in bearers if b is not None), None)
 
 
 async def counts(target) -> dict:
-    return {table: len(await _table_by_drb(target, table)) for table in ("dl_drb", "ul_bearer")}
+    """How many entries dl_drb and ul_bearer hold (counted, not decoded)."""
+    tables = [drb_keys.by_table(target, t) for t in DRB_TABLES]
+    found = await asyncio.gather(*(target.count(entity) for entity in tables))
+    return dict(zip(DRB_TABLES, found))
 

@@ -1,7 +1,7 @@
 """The errors gnbctl reports to its user, each with the exit code the CLI
 returns for it (docs/operations.md, "Exit codes", lists them all).
 
-Codes 0-4 are gnbctl's own; the usage and internal-error codes are the
+Codes 0-5 are gnbctl's own; the usage and internal-error codes are the
 BSD sysexits.h ones, so that a usage error never reads as a bad topology
 (argparse's default, 2)."""
 from __future__ import annotations
@@ -21,6 +21,12 @@ class TopologyError(GnbctlError):
 
 class TargetUnreachable(GnbctlError):
     exit_code = 3
+
+
+class WriteLockBusy(GnbctlError):
+    """Another gnbctl command held the topology's write lock for longer
+    than the topology's timeout (controller/write_lock.py)."""
+    exit_code = 5
 
 
 class WriteRejected(GnbctlError):

@@ -109,11 +109,12 @@ async def connect(topology, timeout: float | None = None):
 
 async def vf_spread(topology, nic) -> dict:
     """How NIC `nic`'s VF buckets are spread over its hosts now
-    (controller/offload.py show(), in a session of its own) and how many
+    (controller/offload.py show(), read on its own) and how many
     no host of the topology has ("vf_buckets_on_nic"; None without a
-    vf_bucket table); a NIC that cannot be read is a row with its error."""
+    vf_bucket table); a NIC that cannot be read is a row with its error.
+    Read without a session: no primary claimed, no write lock."""
     try:
-        async with targets.session(topology, [nic]) as (target,):
+        async with targets.reading(topology, [nic]) as (target,):
             shown = await offload.show(target, topology.hosts_behind(nic.name))
             has_vf_table = target.has_table("vf_bucket")
     except GnbctlError as e:

@@ -130,6 +130,20 @@ async def read(target, drb_index: int) -> tuple[int, int]:
     return fields(int(found[0].data)) if found else (0, 0)
 
 
+async def configured(target) -> dict[int, int]:
+    """DRB index -> its rlc_poll_config cell, of every cell that is not 0
+    (one Read of the whole register, decoded without finsy)."""
+    _check(target, CONFIG_REGISTER)
+    found = await target.read_raw(p4r.Entity(register_entry=p4r.RegisterEntry(
+        register_id=target.schema.registers[CONFIG_REGISTER].id)))
+    cells = {}
+    for e in found:
+        value = int.from_bytes(e.register_entry.data.bitstring, "big")
+        if value:
+            cells[e.register_entry.index.index] = value
+    return cells
+
+
 def encoded_writes(target, indexes, config_cells) -> bytes:
     """The serialized updates (WriteRequest field 2, as Target.write_raw
     takes them) that configure each DRB index with its config cell and

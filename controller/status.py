@@ -1,15 +1,24 @@
-"""`gnbctl status`: per target, whether it answers, who is primary, which
-pipeline runs (and whether it is the topology's), DRB and offload entries,
-drop totals; and, when the topology has a [baas], whether the BaaS answers
-and what it holds. An unreachable target or BaaS is a row, not an abort."""
+"""`gnbctl status`: per target, whether it answers, whether a controller
+is primary (and its election id), which pipeline runs (and whether it is
+the topology's), DRB and offload entries, drop totals; and, when the
+topology has a [baas], whether the BaaS answers and what it holds. An
+unreachable target or BaaS is a row, not an abort.
+
+Nothing here claims primary or takes the write lock: the P4Info comes
+from GetForwardingPipelineConfig, the rest from Reads (targets.reading),
+and who is primary from a stream that arbitrates without an election id
+(targets.primary), so `status` works while another command writes. The
+DRB tables are counted, not decoded, and only the drop counter of the
+counters is read: with 65,536 DRBs on two targets, under a second."""
 from __future__ import annotations
 
 import asyncio
 
 from finsy.proto.p4.config.v1 import p4info_pb2
+from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
 from controller import baas, counters, drbs, lcore_load, offload, targets
-from controller.errors import GnbctlError
+from controller.errors import GnbctlError, MissingP4Object
 
 
 def _topology_p4info(config) -> p4info_pb2.P4Info | None:
@@ -21,22 +30,39 @@ def _topology_p4info(config) -> p4info_pb2.P4Info | None:
     return config.read_p4info()
 
 
+async def drops(reader) -> dict:
+    """Drops by reason (those that happened): the drop counter's cells."""
+    info = reader.schema.counters.get("drop_counter")
+    if info is None:
+        raise MissingP4Object(reader.name, "counter", "drop_counter")
+    found = await reader.read_raw(p4r.Entity(counter_entry=p4r.CounterEntry(
+        counter_id=info.id)))
+    cells = sorted((e.counter_entry.index.index, e.counter_entry.data) for e in found)
+    return {counters.DROP_REASONS.get(i, f"reason_{i}"): {"packets": d.packet_count,
+                                                          "bytes": d.byte_count}
+            for i, d in cells if d.packet_count or d.byte_count}
+
+
 async def target_status(topology, config) -> dict:
     row = {"target": config.name, "role": config.role, "address": config.address,
            "device_id": config.device_id}
     expected = _topology_p4info(config)
     try:
-        async with targets.session(topology, [config]) as (target,):
-            schema = target.schema
-            row.update(reachable=True, primary=target.switch.is_primary,
-                       election_id=target.election_id,
-                       program=schema.name or None,
+        async with targets.reading(topology, [config]) as (reader,):
+            schema = reader.schema
+            row.update(reachable=True, program=schema.name or None,
                        pipeline_matches_topology=(None if expected is None
                                                   else expected == schema.p4info))
-            row["drbs"] = await drbs.counts(target)
-            if config.role == "nic" and target.has_table("offload_bucket"):
-                row["offload"] = await offload.show(target, topology.hosts_behind(config.name))
-            row["counters"] = await counters.read(target)
+            parts = {"primary": targets.primary(reader, topology.timeout),
+                     "drbs": drbs.counts(reader), "drops": drops(reader)}
+            if config.role == "nic" and reader.has_table("offload_bucket"):
+                parts["offload"] = offload.show(reader, topology.hosts_behind(config.name))
+            found = dict(zip(parts, await asyncio.gather(*parts.values())))
+            primary = found.pop("primary")
+            # the election id of the controller that is primary now; None: none is
+            row["primary"] = primary.election_id if primary.exists else None
+            row["counters"] = {"drops": found.pop("drops")}     # as counters.read has them
+            row.update(found)
     except GnbctlError as e:
         # exit_code: a target without the topology's device id is the
         # topology's mistake (2), not an unreachable target (3)

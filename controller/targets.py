@@ -1,8 +1,16 @@
-"""Connections to the targets: a finsy Switch per target (the StreamChannel
-that holds the primary role, the P4Info, every ordinary read and write),
-plus one raw grpc.aio channel per target for the bulk-write hot path
-(`bulk.py`: finsy's per-entity encoding is ~40x too slow for 131,072
-updates; see controller/README facts in the report).
+"""Connections to the targets, two kinds:
+
+- session(): for writes. A finsy Switch per target (the StreamChannel
+  that holds the primary role, the P4Info, every ordinary read and write),
+  plus one raw grpc.aio channel per target for the bulk-write hot path
+  (`bulk.py`: finsy's per-entity encoding is ~40x too slow for 131,072
+  updates). It holds the topology's write lock (write_lock.py) while it
+  lasts, so that two gnbctl commands never arbitrate with one election id
+  at once.
+- reading(): for reads. P4Runtime answers Read and
+  GetForwardingPipelineConfig from any client, without arbitration, so a
+  Reader per target gets the P4Info the target runs and reads on a plain
+  channel: it takes no lock, claims no primary and disturbs no writer.
 
 Every connection has a deadline; a target that cannot be reached, or where
 another controller is primary, is a clear error naming the target."""
@@ -11,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass
 
 import finsy as fy
@@ -20,6 +29,7 @@ from finsy.grpcutil import GRPCStatusCode
 from finsy.p4client import P4ClientError, P4RpcStatus
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 
+from controller import write_lock
 from controller.errors import GnbctlError, TargetUnreachable, TopologyError, WriteRejected
 from controller.topology import TargetConfig, Topology
 
@@ -35,6 +45,9 @@ PROBE_TIMEOUT_S = 0.25
 # gRPC's reconnect backoff (up to minutes) before it sees the target again
 _PROBE_CHANNEL_OPTIONS = [("grpc.initial_reconnect_backoff_ms", 50),
                           ("grpc.max_reconnect_backoff_ms", 200)]
+# a stream the last holder of the write lock closed may still be live on
+# the server for a moment: our election id is retried this long
+ELECTION_ID_RETRY_S = 0.5
 
 
 class _Readable:
@@ -49,6 +62,24 @@ class _Readable:
 
     def has_table(self, name: str) -> bool:
         return self.schema.tables.get(name) is not None
+
+    async def read_raw(self, entity) -> list[p4r.Entity]:
+        """A Read without finsy's per-entity decoding (for whole tables):
+        one p4r.Entity or a list of them, in one ReadRequest."""
+        entities = entity if isinstance(entity, (list, tuple)) else [entity]
+        return await _read(self.channel, self.config, list(entities), RPC_TIMEOUT)
+
+    def read_chunks(self, entity: p4r.Entity):
+        """The serialized ReadResponses of one Read, undecoded: what a scan
+        for one entry among many filters before it parses (drb_keys.py)."""
+        return _read_chunks(self.channel, self.config, [entity], RPC_TIMEOUT)
+
+    async def count(self, entity: p4r.Entity) -> int:
+        """How many entities a Read returns (nothing decoded in Python)."""
+        total = 0
+        async for chunk in self.read_chunks(entity):
+            total += len(p4r.ReadResponse.FromString(chunk).entities)
+        return total
 
 
 @dataclass
@@ -98,9 +129,21 @@ class Target(_Readable):
             raise GnbctlError(f"{self.name}: read failed: {e.code.name}: {e.message}") \
                 from None
 
-    async def read_raw(self, entity: p4r.Entity) -> list[p4r.Entity]:
-        """A Read without finsy's per-entity decoding (for whole tables)."""
-        return await _read(self.channel, self.config, [entity], RPC_TIMEOUT)
+
+async def _read_chunks(channel: grpc.aio.Channel, config: TargetConfig,
+                       entities: list[p4r.Entity], timeout: float):
+    """Each serialized ReadResponse of one streamed Read on `channel`; a
+    failed Read is an error naming the target."""
+    read = channel.unary_stream(
+        "/p4.v1.P4Runtime/Read", request_serializer=p4r.ReadRequest.SerializeToString,
+        response_deserializer=None)
+    try:
+        async for chunk in read(p4r.ReadRequest(device_id=config.device_id,
+                                                entities=entities), timeout=timeout):
+            yield chunk
+    except grpc.aio.AioRpcError as e:
+        raise GnbctlError(f"{config.name}: read failed: {e.code().name}: {e.details()}") \
+            from None
 
 
 async def _read(channel: grpc.aio.Channel, config: TargetConfig, entities: list[p4r.Entity],
@@ -135,24 +178,84 @@ async def _connect(config: TargetConfig, topology: Topology) -> Target:
     # no P4Info: finsy reads the target's; pipeline.py pushes pipelines
     options = fy.SwitchOptions(device_id=config.device_id,
                                initial_election_id=topology.election_id)
-    switch = fy.Switch(config.name, config.address, options)
-    try:
-        await asyncio.wait_for(switch.__aenter__(), topology.timeout)
-    except P4ClientError as e:
-        raise _refused(config, topology, e) from None
-    except (asyncio.TimeoutError, OSError) as e:
-        reason = (f"no answer within {topology.timeout:g} s"
-                  if isinstance(e, asyncio.TimeoutError) else f"{e}")
-        raise TargetUnreachable(f"{config.name}: cannot reach the P4Runtime server at "
-                                f"{config.address} (device id {config.device_id}): "
-                                f"{reason}") from None
+    retry_until = time.monotonic() + ELECTION_ID_RETRY_S
+    while True:
+        switch = fy.Switch(config.name, config.address, options)
+        try:
+            await asyncio.wait_for(switch.__aenter__(), topology.timeout)
+            break
+        except P4ClientError as e:
+            if _election_id_used(e) and time.monotonic() < retry_until:
+                await asyncio.sleep(0.05)
+                continue
+            raise _refused(config, topology, e) from None
+        except (asyncio.TimeoutError, OSError) as e:
+            reason = (f"no answer within {topology.timeout:g} s"
+                      if isinstance(e, asyncio.TimeoutError) else f"{e}")
+            raise TargetUnreachable(f"{config.name}: cannot reach the P4Runtime server at "
+                                    f"{config.address} (device id {config.device_id}): "
+                                    f"{reason}") from None
+        except asyncio.CancelledError:
+            if asyncio.current_task().cancelling():
+                raise       # we are being cancelled
+            # finsy cancelled the connection because one of its requests
+            # failed (it logs which: _FinsyFailures kept it)
+            failure = _FINSY_FAILURES.last.pop(config.name, None)
+            raise TargetUnreachable(
+                f"{config.name}: the P4Runtime session with {config.address} (device id "
+                f"{config.device_id}) failed while it was set up: "
+                f"{_describe_failure(failure)}; retry, and check the target's log") from None
     if not switch.is_primary:
+        # read before __aexit__, which resets them
+        primary_id, ours = switch.primary_id, switch.election_id
         await switch.__aexit__(None, None, None)
         raise GnbctlError(f"{config.name}: another controller is primary (election id "
-                          f"{switch.primary_id}, ours {switch.election_id}); "
+                          f"{primary_id}, ours {ours}); "
                           "raise election_id in the topology to take over")
     channel = grpc.aio.insecure_channel(config.address, options=_CHANNEL_OPTIONS)
     return Target(config, switch, channel, switch.election_id)
+
+
+class _FinsyFailures(logging.Handler):
+    """finsy logs a task of a Switch that failed (with its exception) at
+    CRITICAL, with a traceback, then cancels the Switch's other tasks:
+    this keeps the exception, by switch name, for _connect's one line
+    instead of the traceback."""
+
+    def __init__(self):
+        super().__init__(logging.CRITICAL)
+        self.last: dict[str, BaseException] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None and record.args:
+            task = str(record.args[0])          # "fy:NAME|coroutine"
+            self.last[task.removeprefix("fy:").split("|")[0]] = record.exc_info[1]
+
+
+_FINSY_FAILURES = _FinsyFailures()
+
+
+def _quiet_finsy() -> None:
+    logger = logging.getLogger("finsy")
+    logger.setLevel(logging.CRITICAL)
+    logger.propagate = False
+    if _FINSY_FAILURES not in logger.handlers:
+        logger.addHandler(_FINSY_FAILURES)
+
+
+def _describe_failure(failure: BaseException | None) -> str:
+    if failure is None:
+        return "cancelled (no cause logged)"
+    if isinstance(failure, P4ClientError):
+        return f"{failure.code.name}: {failure.message}"
+    return f"{type(failure).__name__}: {' '.join(str(failure).split())}"
+
+
+def _election_id_used(e: P4ClientError) -> bool:
+    # P4Runtime: INVALID_ARGUMENT for an election id another live stream
+    # holds (finsy's is_election_id_used misses our runtime's wording)
+    return e.is_election_id_used or (e.code == GRPCStatusCode.INVALID_ARGUMENT
+                                     and "election id" in e.message.lower())
 
 
 def _refused(config: TargetConfig, topology: Topology, e: P4ClientError) -> GnbctlError:
@@ -164,14 +267,12 @@ def _refused(config: TargetConfig, topology: Topology, e: P4ClientError) -> Gnbc
         # the runtime serves one device, its --device-id
         return TopologyError(f"{where} has no device id {config.device_id} ({said}); set "
                              "device_id in the topology to the target's --device-id")
-    # P4Runtime: INVALID_ARGUMENT for an election id another live stream
-    # holds (finsy's is_election_id_used misses our runtime's wording)
-    if e.is_election_id_used or (e.code == GRPCStatusCode.INVALID_ARGUMENT
-                                 and "election id" in e.message.lower()):
+    if _election_id_used(e):
+        # not a gnbctl of this topology: those take turns (write_lock.py)
         return GnbctlError(f"{where}: another controller is connected with our election "
-                           f"id {topology.election_id} ({said}): another gnbctl command "
-                           "still running? Wait for it, or give this topology another "
-                           "election_id")
+                           f"id {topology.election_id} ({said}): a program other than "
+                           "gnbctl, or gnbctl with another topology file naming this "
+                           "target; stop it, or give this topology another election_id")
     if e.code == GRPCStatusCode.UNAVAILABLE:
         return TargetUnreachable(f"{config.name}: cannot reach the P4Runtime server at "
                                  f"{config.address} (device id {config.device_id}): {said}")
@@ -181,22 +282,24 @@ def _refused(config: TargetConfig, topology: Topology, e: P4ClientError) -> Gnbc
 
 @contextlib.asynccontextmanager
 async def session(topology: Topology, configs: list[TargetConfig]):
-    """Connected, primary Targets (in the order of configs), closed on exit."""
+    """Connected, primary Targets (in the order of configs), closed on
+    exit; the topology's write lock held meanwhile (write_lock.py)."""
     # finsy logs a failed stream task with its traceback at CRITICAL; _connect
     # turns the same failure into gnbctl's one-line error
-    logging.getLogger("finsy").setLevel(logging.CRITICAL + 1)
-    attempts = await asyncio.gather(*(_connect(c, topology) for c in configs),
-                                    return_exceptions=True)
-    connected = [t for t in attempts if isinstance(t, Target)]
-    try:
-        for attempt in attempts:
-            if isinstance(attempt, BaseException):
-                raise attempt
-        yield connected
-    finally:
-        for target in connected:
-            await target.channel.close()
-            await target.switch.__aexit__(None, None, None)
+    _quiet_finsy()
+    async with write_lock.held(topology):
+        attempts = await asyncio.gather(*(_connect(c, topology) for c in configs),
+                                        return_exceptions=True)
+        connected = [t for t in attempts if isinstance(t, Target)]
+        try:
+            for attempt in attempts:
+                if isinstance(attempt, BaseException):
+                    raise attempt
+            yield connected
+        finally:
+            for target in connected:
+                await target.channel.close()
+                await target.switch.__aexit__(None, None, None)
 
 
 async def write_batches(target, batches, total: int, on_written=None) -> None:
@@ -294,19 +397,133 @@ async def read_unarbitrated(config: TargetConfig, entities: list[p4r.Entity],
 
 
 class Reader(_Readable):
-    """A target read without a session, with the P4Info its topology entry
-    names (the one a push checked it runs): what `gnbctl run` copies a
-    NIC's DRBs from while its own writes to the NIC need the session."""
+    """A target read without a session: no arbitration, no write lock.
+    With a channel (reading()), its reads share it; without (`gnbctl run`,
+    which keeps a NIC's copy with the P4Info its topology entry names),
+    each read opens a fresh one (read_unarbitrated)."""
 
-    def __init__(self, config: TargetConfig, schema: fy.P4Schema):
+    def __init__(self, config: TargetConfig, schema: fy.P4Schema,
+                 channel: grpc.aio.Channel | None = None):
         self.config = config
         self.schema = schema
+        self.channel = channel
 
-    async def read_raw(self, entity: p4r.Entity) -> list[p4r.Entity]:
-        return await read_unarbitrated(self.config, [entity], RPC_TIMEOUT)
+    async def read_raw(self, entity) -> list[p4r.Entity]:
+        if self.channel is not None:
+            return await _Readable.read_raw(self, entity)
+        entities = entity if isinstance(entity, (list, tuple)) else [entity]
+        return await read_unarbitrated(self.config, list(entities), RPC_TIMEOUT)
 
-    async def read(self, entity) -> list:
-        """A Read of one finsy entity (a table's entries), decoded as
-        Target.read decodes them."""
-        found = await self.read_raw(entity.encode(self.schema))
+    async def read_chunks(self, entity: p4r.Entity):
+        if self.channel is not None:
+            async for chunk in _Readable.read_chunks(self, entity):
+                yield chunk
+            return
+        options = _CHANNEL_OPTIONS + _PROBE_CHANNEL_OPTIONS
+        async with grpc.aio.insecure_channel(self.config.address, options=options) as ch:
+            async for chunk in _read_chunks(ch, self.config, [entity], RPC_TIMEOUT):
+                yield chunk
+
+    async def read(self, entities) -> list:
+        """A Read of finsy entities (one, or a list), decoded as Target.read
+        decodes them."""
+        if isinstance(entities, p4entity.P4Entity):
+            entities = [entities]
+        found = await self.read_raw(p4entity.encode_entities(entities, self.schema))
         return [p4entity.decode_entity(e, self.schema) for e in found]
+
+
+async def _get_p4info(config: TargetConfig, channel: grpc.aio.Channel,
+                      timeout: float) -> p4r.GetForwardingPipelineConfigResponse:
+    """GetForwardingPipelineConfig (P4Info and cookie); a target that does
+    not answer, or has no such device id, is gnbctl's one-line error."""
+    get_config = channel.unary_unary(
+        "/p4.v1.P4Runtime/GetForwardingPipelineConfig",
+        request_serializer=p4r.GetForwardingPipelineConfigRequest.SerializeToString,
+        response_deserializer=p4r.GetForwardingPipelineConfigResponse.FromString)
+    request = p4r.GetForwardingPipelineConfigRequest(
+        device_id=config.device_id,
+        response_type=p4r.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
+    try:
+        return await get_config(request, timeout=timeout)
+    except grpc.aio.AioRpcError as e:
+        said = f"{e.code().name}: {e.details()}"
+        if e.code() == grpc.StatusCode.NOT_FOUND:
+            raise TopologyError(f"{config.name}: the P4Runtime server at {config.address} "
+                                f"has no device id {config.device_id} ({said}); set "
+                                "device_id in the topology to the target's --device-id") \
+                from None
+        if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            said = f"no answer within {timeout:g} s"
+        raise TargetUnreachable(f"{config.name}: cannot reach the P4Runtime server at "
+                                f"{config.address} (device id {config.device_id}): "
+                                f"{said}") from None
+
+
+async def _reader(config: TargetConfig, channel: grpc.aio.Channel, timeout: float) -> Reader:
+    response = await _get_p4info(config, channel, timeout)
+    if not response.config.HasField("p4info"):
+        raise GnbctlError(f"{config.name}: the target at {config.address} reports no P4Info "
+                          "(no pipeline): gnbctl pipeline push")
+    return Reader(config, fy.P4Schema(response.config.p4info), channel)
+
+
+@contextlib.asynccontextmanager
+async def reading(topology: Topology, configs: list[TargetConfig]):
+    """Readers of the targets (in the order of configs), each with the
+    P4Info its target reports and a channel of its own, closed on exit:
+    what read-only commands use. No stream, no arbitration, no write lock,
+    so they work beside a writer, `gnbctl run` and other controllers."""
+    channels = [grpc.aio.insecure_channel(c.address, options=_CHANNEL_OPTIONS)
+                for c in configs]
+    try:
+        attempts = await asyncio.gather(
+            *(_reader(c, ch, topology.timeout) for c, ch in zip(configs, channels)),
+            return_exceptions=True)
+        for attempt in attempts:
+            if isinstance(attempt, BaseException):
+                raise attempt
+        yield attempts
+    finally:
+        for channel in channels:
+            await channel.close()
+
+
+@dataclass(frozen=True)
+class Primary:
+    """Who is primary on a target, as a backup stream learns it: `exists`
+    whether a controller holds primary now, `election_id` the highest
+    election id the target has seen (the primary's when one exists)."""
+    exists: bool
+    election_id: int | None
+
+
+async def primary(reader: Reader, timeout: float) -> Primary:
+    """Opens a StreamChannel and arbitrates WITHOUT an election id: the
+    target answers it as a backup controller (P4Runtime 1.3+: no id, no
+    primary) with the current primary's election id, and nobody else is
+    told anything. The stream is closed at once."""
+    stream = reader.channel.stream_stream(
+        "/p4.v1.P4Runtime/StreamChannel",
+        request_serializer=p4r.StreamMessageRequest.SerializeToString,
+        response_deserializer=p4r.StreamMessageResponse.FromString)
+    call = stream(timeout=timeout)
+    try:
+        await call.write(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+            device_id=reader.config.device_id)))
+        while True:
+            response = await call.read()
+            if response is grpc.aio.EOF:
+                raise GnbctlError(f"{reader.name}: the target closed the stream without "
+                                  "an arbitration answer")
+            if response.HasField("arbitration"):
+                break
+    except grpc.aio.AioRpcError as e:
+        raise GnbctlError(f"{reader.name}: arbitration as a backup failed: "
+                          f"{e.code().name}: {e.details()}") from None
+    finally:
+        call.cancel()
+    answer = response.arbitration
+    has_id = answer.HasField("election_id")
+    election_id = (answer.election_id.high << 64 | answer.election_id.low) if has_id else None
+    return Primary(answer.status.code == GRPCStatusCode.ALREADY_EXISTS.value, election_id)

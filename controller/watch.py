@@ -337,7 +337,7 @@ class Watcher:
         leaves for a host that is dead or not provisioned yet)."""
         if not hosts:
             return set()
-        async with targets.session(self.topology, [nic]) as (target,):
+        async with targets.reading(self.topology, [nic]) as (target,):
             if not target.has_table("vf_bucket"):
                 return set()
             entries = await offload.table_entries(target, "vf_bucket")
