@@ -29,21 +29,17 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import hashlib
 import socket
 import sys
 import time
 from dataclasses import dataclass, field
 
-import finsy as fy
-import grpc
-from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from prometheus_client import start_wsgi_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
 from controller import baas, control_socket, counters, lcore_load, offload, power, targets
-from controller.errors import GnbctlError, TargetUnreachable
+from controller.errors import GnbctlError
 from controller.topology import TargetConfig, Topology
 
 DEFAULT_INTERVAL_S = 5.0
@@ -101,45 +97,6 @@ def _errno_name(e: OSError) -> str:
 
 # ---- reading the targets -------------------------------------------------------
 
-_CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 256 << 20),
-                    ("grpc.initial_reconnect_backoff_ms", 50),
-                    ("grpc.max_reconnect_backoff_ms", 200)]
-
-
-class _Schemas:
-    """The P4Info each target reports (GetForwardingPipelineConfig, no
-    arbitration), parsed once per pipeline: a pushed pipeline's P4Info
-    is read again every refresh, parsed only when it changed."""
-
-    def __init__(self):
-        self._parsed: dict[str, tuple[bytes, fy.P4Schema]] = {}
-
-    async def reader(self, config: TargetConfig, timeout: float) -> targets.Reader:
-        request = p4r.GetForwardingPipelineConfigRequest(
-            device_id=config.device_id,
-            response_type=p4r.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
-        async with grpc.aio.insecure_channel(config.address, options=_CHANNEL_OPTIONS) as ch:
-            get_config = ch.unary_unary(
-                "/p4.v1.P4Runtime/GetForwardingPipelineConfig",
-                request_serializer=p4r.GetForwardingPipelineConfigRequest.SerializeToString,
-                response_deserializer=p4r.GetForwardingPipelineConfigResponse.FromString)
-            try:
-                response = await get_config(request, timeout=timeout)
-            except grpc.aio.AioRpcError as e:
-                raise TargetUnreachable(f"{config.name}: no answer from the P4Runtime server "
-                                        f"at {config.address} (device id "
-                                        f"{config.device_id}): {e.code().name}: "
-                                        f"{e.details()}") from None
-        if not response.config.HasField("p4info"):
-            raise GnbctlError(f"{config.name}: no pipeline pushed yet (gnbctl pipeline push)")
-        digest = hashlib.sha256(response.config.p4info.SerializeToString()).digest()
-        cached = self._parsed.get(config.name)
-        if cached is None or cached[0] != digest:
-            cached = (digest, fy.P4Schema(response.config.p4info))
-            self._parsed[config.name] = cached
-        return targets.Reader(config, cached[1])
-
-
 @dataclass
 class ControlReading:
     """A target's control socket in one refresh (the topology names one)."""
@@ -181,23 +138,25 @@ class Snapshot:
     power: SidecarReading | None = None
 
 
-async def read_target(topology: Topology, config: TargetConfig, schemas: _Schemas,
+async def read_target(topology: Topology, config: TargetConfig,
                       per_drb: bool) -> TargetReading:
-    """Everything the exporter shows of one target. Its P4Info must come
-    within the topology's timeout (else it is down); the reads then have
-    the deadline `gnbctl counters` gives them (targets.RPC_TIMEOUT): a
-    target whose P4Runtime threads share a busy core reads its 65,536-cell
-    counter arrays slowly, and is slow, not down."""
+    """Everything the exporter shows of one target, read as `gnbctl
+    counters` reads (targets.reading: the P4Info the target reports, no
+    arbitration). Its P4Info must come within the topology's timeout (else
+    it is down); the reads then have targets.RPC_TIMEOUT: a target whose
+    P4Runtime threads share a busy core reads its 65,536-cell counter
+    arrays slowly, and is slow, not down."""
     started = time.monotonic()
     control = asyncio.ensure_future(read_control(config))
     try:
-        reader = await schemas.reader(config, topology.timeout)
-        reading = TargetReading(config, True, 0.0)
-        # with --per-drb every DRB that counted something (as --nonzero):
-        # a zero series for each of 65,536 DRBs would be most of a scrape
-        reading.counters = await counters.read(reader, None, nonzero=per_drb)
-        if config.role == "nic" and reader.has_table("offload_bucket"):
-            reading.offload = await offload.show(reader, topology.hosts_behind(config.name))
+        async with targets.reading(topology, [config]) as (reader,):
+            reading = TargetReading(config, True, 0.0)
+            # with --per-drb every DRB that counted something (as --nonzero):
+            # a zero series for each of 65,536 DRBs would be most of a scrape
+            reading.counters = await counters.read(reader, None, nonzero=per_drb)
+            if config.role == "nic" and reader.has_table("offload_bucket"):
+                reading.offload = await offload.show(reader,
+                                                     topology.hosts_behind(config.name))
     except GnbctlError as e:
         reading = TargetReading(config, False, 0.0, error=str(e))
     # the control socket is a source of its own: it may answer when
@@ -239,11 +198,10 @@ async def read_power(topology: Topology) -> SidecarReading:
         return SidecarReading(name, False, error=str(e))
 
 
-async def refresh(topology: Topology, configs: list[TargetConfig], schemas: _Schemas,
-                  per_drb: bool) -> Snapshot:
+async def refresh(topology: Topology, configs: list[TargetConfig], per_drb: bool) -> Snapshot:
     """Every target, the BaaS and the power sidecar, concurrently."""
     started = time.monotonic()
-    reads = [read_target(topology, c, schemas, per_drb) for c in configs]
+    reads = [read_target(topology, c, per_drb) for c in configs]
     with_baas, with_power = topology.baas is not None, topology.power is not None
     if with_baas:
         reads.append(read_baas(topology))
@@ -583,12 +541,11 @@ async def serve(topology: Topology, configs: list[TargetConfig], listen: Listen,
     registry = CollectorRegistry()
     registry.register(collector)
     server = _serve_http(listen, registry)
-    schemas = _Schemas()
     refreshes = 0
     try:
         while not stop.is_set():
             started = time.monotonic()
-            snapshot = await _first(refresh(topology, configs, schemas, per_drb), stop)
+            snapshot = await _first(refresh(topology, configs, per_drb), stop)
             if snapshot is None:
                 break
             for line in _transitions(collector.snapshot, snapshot):
