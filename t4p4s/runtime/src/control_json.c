@@ -16,7 +16,10 @@
 #include <t4p4s/pipeline.h>
 
 #include "control_internal.h"
+#include "options.h"
 #include "power_stats.h"
+#include "runtime.h"
+#include "test_ports.h"
 
 #define MAX_VALUE_BYTES 64   /* 512-bit fields and parameters */
 
@@ -798,6 +801,96 @@ cmd_power_thresholds(struct request *rq, json_t *cmd)
 	return power_command(rq, cmd, t4p4s_power_thresholds_command);
 }
 
+/* ---- test ports (--test-ports) --------------------------------------- */
+
+/* "port" of a port_inject/port_drain: one of the --test-ports */
+static bool
+test_port_of(struct request *rq, json_t *cmd, uint32_t *port)
+{
+	if (!get_u32(rq, cmd, "port", true, port))
+		return false;
+	if (t4p4s_test_port_is(*port))
+		return true;
+	if (t4p4s_rt.opts->n_test_ports == 0)
+		set_error(rq, "EINVAL", "port %u: the runtime was started without "
+			  "--test-ports, so no port takes port_inject/port_drain", *port);
+	else
+		set_error(rq, "EINVAL", "port %u is not a test port (--test-ports %u: "
+			  "the ports after the --vdev ports)", *port,
+			  t4p4s_rt.opts->n_test_ports);
+	return false;
+}
+
+/* {"cmd": "port_inject", "port": P, "frame": "HEX"}: the frame (0 bytes
+ * and up) into test port P's rx ring, as if it had arrived there */
+static json_t *
+cmd_port_inject(struct request *rq, json_t *cmd)
+{
+	uint32_t port;
+	if (!test_port_of(rq, cmd, &port))
+		return NULL;
+	json_t *frame = json_object_get(cmd, "frame");
+	if (!json_is_string(frame)) {
+		set_error(rq, "EINVAL", "port_inject: \"frame\" must be a string of hex "
+			  "digits (\"\" for a 0-byte frame)");
+		return NULL;
+	}
+	const char *hex = json_string_value(frame);
+	size_t n_hex = json_string_length(frame);
+	uint32_t max = t4p4s_test_port_max_frame();
+	if (n_hex % 2 != 0) {
+		set_error(rq, "EINVAL", "port_inject: \"frame\" has an odd number (%zu) of "
+			  "hex digits", n_hex);
+		return NULL;
+	}
+	if (n_hex / 2 > max) {
+		set_error(rq, "EINVAL", "port_inject: the frame has %zu bytes, more than "
+			  "the %u of one mbuf", n_hex / 2, max);
+		return NULL;
+	}
+	uint8_t *bytes = malloc(n_hex / 2 + 1);
+	if (bytes == NULL) {
+		set_error(rq, "ENOMEM", "port_inject: out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < n_hex; i += 2) {
+		int hi = digit_value(hex[i], 16), lo = digit_value(hex[i + 1], 16);
+		if (hi < 0 || lo < 0) {
+			size_t at = hi < 0 ? i : i + 1;
+			set_error(rq, "EINVAL", "port_inject: \"frame\" has a character that "
+				  "is not a hex digit at offset %zu", at);
+			free(bytes);
+			return NULL;
+		}
+		bytes[i / 2] = (uint8_t)(hi << 4 | lo);
+	}
+	char err[256];
+	int ret = t4p4s_test_port_inject(port, bytes, n_hex / 2, err, sizeof(err));
+	free(bytes);
+	if (ret != 0) {
+		set_error(rq, "ENOSPC", "port_inject: %s", err);
+		return NULL;
+	}
+	return ok_reply();
+}
+
+/* {"cmd": "port_drain", "port": P}: every frame the pipeline has sent on
+ * test port P since the last drain, in order, as hex strings */
+static json_t *
+cmd_port_drain(struct request *rq, json_t *cmd)
+{
+	uint32_t port;
+	if (!test_port_of(rq, cmd, &port))
+		return NULL;
+	char err[256];
+	json_t *frames = t4p4s_test_port_drain(port, err, sizeof(err));
+	if (frames == NULL) {
+		set_error(rq, "ENOMEM", "port_drain: %s", err);
+		return NULL;
+	}
+	return json_pack("{s:b, s:o}", "ok", 1, "frames", frames);
+}
+
 static const struct {
 	const char *name;
 	json_t *(*run)(struct request *rq, json_t *cmd);
@@ -822,6 +915,8 @@ static const struct {
 	{ "power", cmd_power },
 	{ "power_mode", cmd_power_mode },
 	{ "power_thresholds", cmd_power_thresholds },
+	{ "port_inject", cmd_port_inject },
+	{ "port_drain", cmd_port_drain },
 };
 
 json_t *

@@ -9,6 +9,7 @@
 #include "option_number.h"
 #include "options.h"
 #include "runtime.h"
+#include "test_ports.h"
 
 static void
 usage(const char *prog)
@@ -73,14 +74,18 @@ usage(const char *prog)
 		"                      process with this --file-prefix attaches to by NAME\n"
 		"                      and exchanges mbufs with, zero copy (the buffering\n"
 		"                      service's `--ring NAME`); the pool grows by the N\n"
-		"                      mbufs the peer may hold (default %d); up to %d\n",
+		"                      mbufs the peer may hold (default %d); up to %d\n"
+		"  --test-ports N      N more ports, after the --vdev ports, whose frames\n"
+		"                      the control socket puts in (port_inject) and takes\n"
+		"                      out (port_drain), any length from 0 bytes, with no\n"
+		"                      kernel in between (the STF runner's ports)\n",
 		prog, T4P4S_MAX_BURST, T4P4S_MAX_RX_REPLAY, T4P4S_RING_PORT_DEFAULT_HOLD,
 		T4P4S_MAX_RING_PORTS);
 }
 
 enum { OPT_CONTROL = 256, OPT_ENTRIES, OPT_STATS_JSON, OPT_EXIT_ON_IDLE,
        OPT_DURATION, OPT_BURST, OPT_GOVERNOR, OPT_MBUFS, OPT_LOG_MSG,
-       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_LATENCY, OPT_REGISTERS_FILE, OPT_RING_PORT, OPT_POWER_THRESHOLDS, OPT_HELP };
+       OPT_P4RUNTIME, OPT_DEVICE_ID, OPT_RX_REPLAY, OPT_LATENCY, OPT_REGISTERS_FILE, OPT_RING_PORT, OPT_POWER_THRESHOLDS, OPT_TEST_PORTS, OPT_HELP };
 
 int
 t4p4s_options_parse(int argc, char **argv, const char *prog,
@@ -102,6 +107,7 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 		{ "latency", optional_argument, NULL, OPT_LATENCY },
 		{ "registers-file", required_argument, NULL, OPT_REGISTERS_FILE },
 		{ "ring-port", required_argument, NULL, OPT_RING_PORT },
+		{ "test-ports", required_argument, NULL, OPT_TEST_PORTS },
 		{ "power-thresholds", required_argument, NULL, OPT_POWER_THRESHOLDS },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -212,6 +218,14 @@ t4p4s_options_parse(int argc, char **argv, const char *prog,
 				goto bad;
 			out->n_ring_ports++;
 			break;
+		case OPT_TEST_PORTS: {
+			double n;
+			if (t4p4s_option_number("--test-ports", optarg, 1,
+						T4P4S_MAX_TEST_PORTS, &n) < 0)
+				goto bad;
+			out->n_test_ports = (unsigned)n;
+			break;
+		}
 		case OPT_HELP:
 			usage(prog);
 			return -1;

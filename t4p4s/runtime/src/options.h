@@ -30,6 +30,7 @@ struct t4p4s_options {
 	const char *registers_file;     /* --registers-file: registers kept in it, or NULL */
 	struct t4p4s_ring_port_option ring_ports[T4P4S_MAX_RING_PORTS];   /* --ring-port */
 	unsigned n_ring_ports;
+	unsigned n_test_ports;          /* --test-ports N (test_ports.h) */
 };
 
 /* Parses argv (without the EAL part); on error prints why and the usage to

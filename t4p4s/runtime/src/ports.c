@@ -22,6 +22,7 @@
 #include "ring_port.h"
 #include "rx_replay.h"
 #include "runtime.h"
+#include "test_ports.h"
 #include "vdevs.h"
 
 #define RX_DESC 1024
@@ -200,13 +201,16 @@ create_tx_buffers(struct t4p4s_lcore *lc)
 int
 t4p4s_ports_init(void)
 {
-	if (t4p4s_vdevs_check_probed() != 0 || t4p4s_ring_ports_create() != 0)
+	/* P4 port N is DPDK port N: --vdev ports, then test ports, then ring ports */
+	if (t4p4s_vdevs_check_probed() != 0 || t4p4s_test_ports_create() != 0 ||
+	    t4p4s_ring_ports_create() != 0)
 		return -1;
 	uint16_t n_ports = rte_eth_dev_count_avail();
 	unsigned n_workers = t4p4s_rt.n_workers;
 	if (n_ports == 0) {
 		fprintf(stderr, "error: no ports: give at least one --vdev "
-			"(e.g. --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap)\n");
+			"(e.g. --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap) "
+			"or --test-ports N\n");
 		return -1;
 	}
 	t4p4s_rt.n_ports = n_ports;
@@ -214,7 +218,8 @@ t4p4s_ports_init(void)
 	unsigned n_mbufs = n_ports * n_workers * (RX_DESC + TX_DESC) +
 			   n_workers * (MBUF_CACHE + T4P4S_MAX_BURST *
 					(n_ports + 1u)) + CLONE_MBUFS +
-			   (unsigned)t4p4s_ring_ports_mbufs() + t4p4s_rt.opts->extra_mbufs;
+			   (unsigned)t4p4s_ring_ports_mbufs() + (unsigned)t4p4s_test_ports_mbufs() +
+			   t4p4s_rt.opts->extra_mbufs;
 	t4p4s_rt.pool = rte_pktmbuf_pool_create("t4p4s_mbufs", n_mbufs,
 		MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (t4p4s_rt.pool == NULL) {

@@ -15,6 +15,7 @@
 #include "power_stats.h"
 #include "runtime.h"
 #include "rx_replay.h"
+#include "test_ports.h"
 
 static const char *const drop_names[T4P4S_DROP_REASONS] = {
 	[T4P4S_DROP_PIPELINE] = "pipeline",
@@ -106,6 +107,9 @@ t4p4s_stats_json(void)
 			json_object_set_new(port, "rx_replay", replay);
 		if (latency != NULL)
 			json_object_set_new(port, "latency", latency);
+		json_t *test_port = t4p4s_test_port_json(p);
+		if (test_port != NULL)
+			json_object_set_new(port, "test_port", test_port);
 		json_array_append_new(ports, port);
 	}
 	for (int r = 0; r < T4P4S_DROP_REASONS; r++)
