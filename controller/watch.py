@@ -63,7 +63,9 @@ the modes the last one changed.
 
 The watcher holds no P4Runtime session between changes and reads without
 one: other gnbctl commands (which use the same election id) work while it
-runs."""
+runs. Each change it writes holds the topology's write lock for as long as
+its session lasts (controller/write_lock.py), so another command's write
+waits for at most that change, and the watcher's for the other command."""
 from __future__ import annotations
 
 import asyncio
