@@ -44,7 +44,8 @@ def _compile(args) -> int:
 def _stf(args) -> int:
     from t4p4s.stf.runner import run_stf_file
     outcome = run_stf_file(args.program, args.test, cache_root=args.output,
-                           include_dirs=args.include, verbose=args.verbose, keep=args.keep)
+                           include_dirs=args.include, verbose=args.verbose, keep=args.keep,
+                           ports=args.ports)
     if outcome.passed:
         print(f"PASS {args.test}")
         return 0
@@ -112,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="print every command and packet as it runs")
     sub.add_argument("--keep", action="store_true",
                      help="keep the run directory (runtime log, captured pcaps)")
+    sub.add_argument("--ports", choices=("ring", "veth"), default="ring",
+                     help="ring (default): in-process ports fed over the control socket, "
+                          "any frame length; veth: veth pairs, the kernel path (frames "
+                          "under 14 bytes padded)")
 
     sub = add("run", _run, "compile if needed, then run the executable with the given options")
     sub.add_argument("-o", dest="output", default=DEFAULT_CACHE_ROOT, metavar="DIR",

@@ -6,10 +6,12 @@ Grammar, one command per line, `#` starts a comment:
 
     add TABLE [PRIORITY] FIELD:KEY ... ACTION(PARAM:VALUE, ...)
     setdefault TABLE ACTION(PARAM:VALUE, ...)
-    packet PORT HEX...                 hex digits, spaces allowed
+    packet PORT [HEX...]               hex digits, spaces allowed; no HEX: a
+                                       0-byte frame
     expect PORT [HEX... [$]]           `*` nibbles are don't-care; `$`: exact
                                        length (otherwise longer frames match);
-                                       no HEX: any packet on PORT
+                                       no HEX: any packet on PORT; `$` alone:
+                                       a 0-byte frame
     mirroring_add SESSION PORT [TRUNCATE]      (TRUNCATE: bytes kept, 0 = all)
     register_write REGISTER INDEX VALUE
     register_read REGISTER INDEX [[==] VALUE]        with VALUE: a check
@@ -25,7 +27,7 @@ IPv4 addresses and colon-separated MAC addresses are numbers too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -293,10 +295,9 @@ class _LineParser:
             if len(hex_text) % 2 and (command == "packet" or exact_length):
                 raise self.error("packet data has an odd number of hex digits")
             if command == "packet":
-                if not hex_text:
-                    raise self.error("expected: packet PORT HEX")
                 return Packet(**where, port=port, data=bytes.fromhex(hex_text))
-            return Expect(**where, port=port, nibbles=hex_text or None, exact_length=exact_length)
+            return Expect(**where, port=port, nibbles=hex_text or (None if not exact_length else ""),
+                          exact_length=exact_length)
         if command == "mirroring_add":
             if len(args) not in (2, 3):
                 raise self.error("expected: mirroring_add SESSION PORT [TRUNCATE]")

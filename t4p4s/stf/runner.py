@@ -1,10 +1,17 @@
 """Run an STF test through the real compiled DPDK executable.
 
-One veth pair per P4 port, the executable on the "dp" ends (net_af_packet)
-with a --control socket; control commands go over the socket in STF order,
-packets are injected on the "test" ends and everything that comes back is
-captured there; at the end the captures are compared per port, in order,
-byte for byte. A missing, extra or different packet fails the test.
+The executable runs with a --control socket; control commands go over it in
+STF order, packets are injected into its P4 ports and everything it sends
+is captured; at the end the captures are compared per port, in order, byte
+for byte. A missing, extra or different packet fails the test.
+
+Ports, two modes (`ports=`, `t4p4s stf --ports`):
+- "ring" (default): the runtime's --test-ports, net_ring ports fed and
+  drained over the control socket (ring_ports.py): any frame, 0 bytes and
+  up, goes in and comes out unchanged, and nothing else arrives.
+- "veth": one veth pair per P4 port, the executable on the "dp" ends
+  (net_af_packet), injection and capture on the "test" ends (veth.py): the
+  kernel path, for tests about it; frames shorter than 14 bytes are padded.
 
 "Settling" (STF `wait`, before any control command that follows packets,
 and at the end): the runtime's rx counters show every injected packet, its
@@ -24,6 +31,7 @@ from t4p4s.stf.compile_cache import compile_cached
 from t4p4s.stf.control import ControlError, RuntimeProcess, parse_json_int, test_eal_args
 from t4p4s.stf.parser import StfError, parse_stf_file
 from t4p4s.stf.resolve import P4InfoNames, Resolver
+from t4p4s.stf.ring_ports import RingPortCapture, test_ports_app_args
 from t4p4s.stf.veth import PortCapture, VethPorts
 
 MIN_PORTS = 4              # capture on a few ports even if the STF names fewer
@@ -31,6 +39,7 @@ RX_TIMEOUT = 10.0          # seconds for the runtime to receive what was injecte
 QUIET_INTERVAL = 0.05      # tx counters unchanged and no capture for this long
 QUIET_TIMEOUT = 5.0
 BYTES_PER_DIFF_LINE = 16
+PORT_MODES = ("ring", "veth")
 _run_sequence = itertools.count()
 
 _STATE_CHANGES = (stf.TableAdd, stf.SetDefault, stf.MirroringAdd, stf.RegisterWrite)
@@ -112,7 +121,10 @@ def _canonical_match(match: dict) -> dict:
 
 class _Run:
     def __init__(self, commands, resolver: Resolver, executable, run_dir: Path,
-                 lcores: str, verbose: bool, log):
+                 lcores: str, verbose: bool, log, ports: str = "ring"):
+        if ports not in PORT_MODES:
+            raise StfError(f"ports={ports!r}: expected one of {', '.join(PORT_MODES)}")
+        self.ports = ports
         self.commands = commands
         self.resolver = resolver
         self.verbose = verbose
@@ -236,23 +248,34 @@ class _Run:
                     failures.append(f"{expect.source}: port {port}, packet {index + 1}: "
                                     f"mismatch: {diff}")
             for expect in expects[len(frames):]:
+                wanted = "(any)" if expect.nibbles is None else expect.nibbles or "(0 bytes)"
                 failures.append(f"{expect.source}: port {port}: expected packet missing: "
-                                f"{expect.nibbles or '(any)'}")
+                                f"{wanted}")
             for index, frame in enumerate(frames[len(expects):], start=len(expects) + 1):
                 failures.append(f"port {port}, packet {index}: unexpected extra packet: "
                                 + "\n    ".join([""] + _hex_lines(frame.hex())))
 
+    def _start(self, veths: VethPorts | None):
+        """The runtime on the ports of the mode, and their capture."""
+        eal = test_eal_args(self.run_dir.name, self.lcores)
+        app = ["--governor", "nap"] + (["--log-msg"] if self.verbose else [])
+        if veths is None:
+            app += test_ports_app_args(self.n_ports)
+            self.runtime = RuntimeProcess(self.executable, eal, app, self.run_dir)
+            self.capture = RingPortCapture(self.runtime.control, self.n_ports)
+            return
+        # capture first: nothing the runtime sends may go unseen
+        self.capture = PortCapture(veths.pairs)
+        for port, pair in enumerate(veths.pairs):
+            eal += ["--vdev", f"net_af_packet{port},iface={pair.dp}"]
+        self.runtime = RuntimeProcess(self.executable, eal, app, self.run_dir)
+
     def run(self) -> StfOutcome:
-        veths = VethPorts(self.n_ports)
+        veths = VethPorts(self.n_ports) if self.ports == "veth" else None
         self.capture = None
         self.runtime = None
         try:
-            self.capture = PortCapture(veths.pairs)
-            eal = test_eal_args(self.run_dir.name, self.lcores)
-            for port, pair in enumerate(veths.pairs):
-                eal += ["--vdev", f"net_af_packet{port},iface={pair.dp}"]
-            app = ["--governor", "nap"] + (["--log-msg"] if self.verbose else [])
-            self.runtime = RuntimeProcess(self.executable, eal, app, self.run_dir)
+            self._start(veths)
             try:
                 for command in self.commands:
                     self.execute(command)
@@ -276,26 +299,34 @@ class _Run:
                         f"{self.runtime.log_tail()}")
             if self.capture:
                 self.capture.close()
-            veths.close()
+            if veths:
+                veths.close()
         return self.outcome
 
 
 def _write_pcaps(run_dir: Path, captured: list[list[bytes]]):
-    from scapy.layers.l2 import Ether
-    from scapy.utils import wrpcap
+    from scapy.utils import RawPcapWriter
     for port, frames in enumerate(captured):
         if frames:
-            wrpcap(str(run_dir / f"port{port}-out.pcap"), [Ether(f) for f in frames])
+            # raw: the bytes as captured, a 0-byte or partial frame too
+            writer = RawPcapWriter(str(run_dir / f"port{port}-out.pcap"), linktype=1)
+            writer.write_header(None)
+            for frame in frames:
+                writer.write(frame)
+            writer.close()
 
 
 def run_stf(p4_path, commands, cache_root=None, include_dirs=(), verbose=False, keep=False,
-            lcores="0", log=print, variant="release") -> StfOutcome:
+            lcores="0", log=print, variant="release", ports="ring") -> StfOutcome:
+    """ports: "ring" (default; any frame length, no kernel) or "veth" (the
+    kernel path; see the module's docstring)."""
     build = compile_cached(p4_path, cache_root, include_dirs, variant=variant)
     resolver = Resolver(P4InfoNames.load(build.p4info_text_path))
     run_dir = Path(build.executable_path).parent.parent / "runs" / \
         f"{Path(p4_path).stem}-{os.getpid()}-{next(_run_sequence)}"
     shutil.rmtree(run_dir, ignore_errors=True)
-    outcome = _Run(commands, resolver, build.executable_path, run_dir, lcores, verbose, log).run()
+    outcome = _Run(commands, resolver, build.executable_path, run_dir, lcores, verbose, log,
+                   ports).run()
     if keep or not outcome.passed:
         _write_pcaps(run_dir, outcome.captured)
         outcome.failures and outcome.failures.append(
