@@ -838,14 +838,21 @@ cmd_port_inject(struct request *rq, json_t *cmd)
 	const char *hex = json_string_value(frame);
 	size_t n_hex = json_string_length(frame);
 	uint32_t max = t4p4s_test_port_max_frame();
-	if (n_hex % 2 != 0) {
-		set_error(rq, "EINVAL", "port_inject: \"frame\" has an odd number (%zu) of "
-			  "hex digits", n_hex);
-		return NULL;
-	}
 	if (n_hex / 2 > max) {
 		set_error(rq, "EINVAL", "port_inject: the frame has %zu bytes, more than "
 			  "the %u of one mbuf", n_hex / 2, max);
+		return NULL;
+	}
+	for (size_t i = 0; i < n_hex; i++) {
+		if (digit_value(hex[i], 16) < 0) {
+			set_error(rq, "EINVAL", "port_inject: \"frame\" has a character that "
+				  "is not a hex digit at offset %zu", i);
+			return NULL;
+		}
+	}
+	if (n_hex % 2 != 0) {
+		set_error(rq, "EINVAL", "port_inject: \"frame\" has an odd number (%zu) of "
+			  "hex digits", n_hex);
 		return NULL;
 	}
 	uint8_t *bytes = malloc(n_hex / 2 + 1);
@@ -853,17 +860,8 @@ cmd_port_inject(struct request *rq, json_t *cmd)
 		set_error(rq, "ENOMEM", "port_inject: out of memory");
 		return NULL;
 	}
-	for (size_t i = 0; i < n_hex; i += 2) {
-		int hi = digit_value(hex[i], 16), lo = digit_value(hex[i + 1], 16);
-		if (hi < 0 || lo < 0) {
-			size_t at = hi < 0 ? i : i + 1;
-			set_error(rq, "EINVAL", "port_inject: \"frame\" has a character that "
-				  "is not a hex digit at offset %zu", at);
-			free(bytes);
-			return NULL;
-		}
-		bytes[i / 2] = (uint8_t)(hi << 4 | lo);
-	}
+	for (size_t i = 0; i < n_hex; i += 2)
+		bytes[i / 2] = (uint8_t)(digit_value(hex[i], 16) << 4 | digit_value(hex[i + 1], 16));
 	char err[256];
 	int ret = t4p4s_test_port_inject(port, bytes, n_hex / 2, err, sizeof(err));
 	free(bytes);
