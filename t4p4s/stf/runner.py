@@ -35,6 +35,7 @@ from t4p4s.stf.ring_ports import RingPortCapture, test_ports_app_args
 from t4p4s.stf.veth import PortCapture, VethPorts
 
 MIN_PORTS = 4              # capture on a few ports even if the STF names fewer
+MAX_PORTS = 32             # DPDK's RTE_MAX_ETHPORTS (P4 port N is DPDK port N)
 RX_TIMEOUT = 10.0          # seconds for the runtime to receive what was injected
 QUIET_INTERVAL = 0.05      # tx counters unchanged and no capture for this long
 QUIET_TIMEOUT = 5.0
@@ -101,8 +102,10 @@ def compare_frame(expect: stf.Expect, frame: bytes) -> str | None:
 def _ports_used(commands) -> int:
     ports = [c.port for c in commands if isinstance(c, (stf.Packet, stf.Expect, stf.MirroringAdd))]
     for command in commands:
-        if isinstance(command, stf.Packet | stf.Expect) and not 0 <= command.port < 256:
-            raise StfError(f"{command.source}: error: port {command.port} is out of range 0..255")
+        if isinstance(command, stf.Packet | stf.Expect | stf.MirroringAdd) and \
+                not 0 <= command.port < MAX_PORTS:
+            raise StfError(f"{command.source}: error: port {command.port} is out of range "
+                           f"0..{MAX_PORTS - 1} (the runtime's DPDK has {MAX_PORTS} ports)")
     return max([MIN_PORTS] + [p + 1 for p in ports])
 
 
