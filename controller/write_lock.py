@@ -13,9 +13,12 @@ gives up with WriteLockBusy naming the holder. Reads take no lock (they
 need no primary: targets.reading).
 
 The lock belongs to the process: the kernel drops it when the holder
-exits, however it exits, so a killed gnbctl leaves nothing to clean up.
-Within one process (`gnbctl run`'s concurrent sessions) it is taken once
-and counted."""
+exits, however it exits, so a killed gnbctl leaves nothing to clean up
+(its file stays, empty or with its record, and is free). A holder that
+ends normally removes the file; a waiter that locked the removed file
+sees it is no longer the one at the path and locks the new one. Within
+one process (`gnbctl run`'s concurrent sessions) it is taken once and
+counted."""
 from __future__ import annotations
 
 import asyncio
@@ -117,29 +120,49 @@ async def held(topology):
         mine.depth -= 1
         if mine.depth == 0:
             del _held[path]
-            # emptied first: a waiter that reads it meanwhile names nobody
+            # removed while locked (a waiter that has it open finds it gone
+            # from the path and takes the new one), then unlocked by closing
             with contextlib.suppress(OSError):
                 os.ftruncate(mine.fd, 0)
-            os.close(mine.fd)       # and with it the lock
+                os.unlink(path)
+            os.close(mine.fd)
 
 
-async def _acquire(path: Path, topology) -> int:
+def _open(path: Path, topology) -> int:
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as e:
         raise WriteLockBusy(f"cannot open the write lock {path} of {topology.path}: "
                             f"{e.strerror}; set {LOCK_DIR_ENV} to a directory gnbctl may "
                             "write") from None
+
+
+def _is_at(fd: int, path: Path) -> bool:
+    """Whether the open file is still the one at `path` (its holder
+    removes it when it ends)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+async def _acquire(path: Path, topology) -> int:
     deadline = time.monotonic() + topology.timeout
+    fd = _open(path, topology)
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 os.close(fd)
                 raise _busy(path, topology) from None
             await asyncio.sleep(POLL_S)
+            continue
+        if _is_at(fd, path):
+            break
+        os.close(fd)            # locked a file its holder removed: the new one
+        fd = _open(path, topology)
     record = json.dumps({"pid": os.getpid(), "command": _command()}) + "\n"
     os.ftruncate(fd, 0)
     os.pwrite(fd, record.encode(), 0)

@@ -178,8 +178,44 @@ def test_a_writer_holding_the_lock_stops_writers_not_readers(loaded, gnbctl):
     for name, (target, names) in targets_.items():
         assert len(read_table(target, names, "dl_drb")) == 65536, name
         assert len(read_table(target, names, "ul_bearer")) == 65536, name
-    # the lock is free again, and its file names nobody
-    assert write_lock.holder(write_lock.lock_path(topology)) is None
+    # the lock is free again: its last holder removed its file
+    assert not write_lock.lock_path(topology).exists()
+
+
+def test_writers_at_once_take_turns(loaded, gnbctl):
+    """Six writers started together all complete, each with its effect
+    (that they hold the lock one at a time is shown by the stopped writer
+    above; here none fails or is refused while it waits its turn)."""
+    topology, targets_ = loaded
+    writers = [start(topology, "--json", "offload", "marker", "add", 100 + i) for i in range(3)]
+    writers += [start(topology, "--json", "drb", "del", i) for i in range(3)]
+    for writer in writers:
+        out, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, (out, err)
+    nic, nic_names = targets_["nic0"]
+    assert {values(e, nic_names)[0]["identification"]
+            for e in read_table(nic, nic_names, "offload_ip_id")} == {100, 101, 102}
+    for table in ("dl_drb", "ul_bearer"):
+        assert {n: sorted(e[1]["drb_index"] for e in entries)
+                for n, entries in entry_values(targets_, table).items()} == \
+            {"nic0": [3, 4, 5, 6, 7], "host0": [3, 4, 5, 6, 7]}
+    assert not write_lock.lock_path(topology).exists()
+
+
+def test_a_killed_writer_leaves_a_free_lock(loaded, gnbctl):
+    topology, targets_ = loaded
+    loader = start(topology, "--json", "drb", "load", "--count", 65536, "--replace")
+    wait_for_holder(topology, loader.pid)
+    wait_for_writes(topology, above=8)
+    loader.kill()
+    loader.wait(timeout=30)
+    path = write_lock.lock_path(topology)
+    assert write_lock.holder(path)["pid"] == loader.pid      # its record stays ...
+    code, out = gnbctl(topology, "offload", "set", 25)        # ... and binds nobody
+    assert code == 0, out
+    nic, nic_names = targets_["nic0"]
+    assert len(read_table(nic, nic_names, "offload_bucket")) == 256
+    assert not path.exists()
 
 
 def test_reads_while_another_controller_is_primary(loaded, gnbctl):
