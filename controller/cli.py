@@ -711,7 +711,8 @@ async def _run(args, out: Output):
                 r["power"] = {"modes": g["modes"], "source": power_rows[0]["source"],
                               "modelled_watts": g["modelled_watts"]}
         power_columns = ["power mode", "power source"] if with_power else []
-        out.table("targets", ["target", "role", "reachable", "primary (election id)", "program",
+        # primary: the election id of the controller that is, or none
+        out.table("targets", ["target", "role", "reachable", "primary", "program",
                               "P4Info = topology's", "dl_drb", "ul_bearer", "offload %",
                               *power_columns, "drops"],
                   [[r["target"], r["role"], r["reachable"],

@@ -107,8 +107,8 @@ def test_usage_errors_are_one_line_with_exit_code_64(tmp_path):
     path = topology_file(tmp_path, nic())
     for args, message in (
             (["nonsense"], "gnbctl: error: argument command: invalid choice: 'nonsense'"),
-            (["drb", "add", "seven"], "gnbctl drb add: error: argument drb: invalid int "
-                                      "value: 'seven' (see gnbctl drb add --help)"),
+            (["drb", "add", "seven"], "gnbctl drb add: error: argument drb: 'seven' is not "
+                                      "an integer (see gnbctl drb add --help)"),
             (["counters", "--drb", "65536"], "gnbctl counters: error: argument --drb: 65536 "
                                              "does not fit in 16 bits"),
             (["offload", "mode", "fast"], "gnbctl offload mode: error: argument mode: invalid "
