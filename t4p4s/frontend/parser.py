@@ -530,6 +530,9 @@ class IRBuilder(Transformer):
 
     def function_decl(self, meta, c):
         annotations, (ret, name, tparams, params, src), body = c
+        # The closing brace, where "does not return a value on every path"
+        # points (the block's end column is one past the brace).
+        body.end_src = self.smap.locate(meta.end_line, max(meta.end_column - 1, 1))
         return N.FunctionDecl(name, tparams, params, ret, body,
                               annotations=annotations or [], src=self._src(meta))
 

@@ -16,6 +16,7 @@ from typing import Optional
 from ..diagnostics import CompileError, DiagnosticSink
 from ..ir import nodes as N
 from ..ir import types as T
+from ..ir import flow
 from . import constfold
 from .scopes import DuplicateName, Scope
 from .unresolved import (UnresolvedBits, UnresolvedStack, UnresolvedTuple,
@@ -34,6 +35,7 @@ class Checker:
         self.errors: Optional[N.ErrorDecl] = None
         self.match_kinds: Optional[N.MatchKindDecl] = None
         self.table: Optional[N.TableDecl] = None       # table being checked
+        self.function: Optional[N.FunctionDecl] = None  # function whose body is checked
 
     # ------------------------------------------------------------ program
     def run(self, program: N.Program) -> N.Program:
@@ -87,8 +89,7 @@ class Checker:
             self.declare(s, d.name, d)
         elif isinstance(d, N.FunctionDecl):
             self.declare(s, d.name, d)
-            raise CompileError.at(d.src, f"unsupported: function declaration '{d.name}' "
-                                         "(use an action)")
+            self.function_decl(d, s)
         elif isinstance(d, (N.ParserTypeDecl, N.ControlTypeDecl, N.PackageTypeDecl)):
             inner = self.generic_scope(s, d.type_params)
             d.params = self.check_params(d.params, inner)
@@ -252,6 +253,31 @@ class Checker:
                                              "directionless ones")
         self.declare_params(d.params, inner)
         self.block(d.body, inner, new_scope=False)
+
+    def function_decl(self, d: N.FunctionDecl, scope):
+        """P4-16 "Function declarations": top level only (the grammar has
+        no other place), every parameter with a direction, no recursion,
+        a value returned on every path unless the type is void."""
+        if d.type_params:
+            d.unsupported = True
+            raise CompileError.at(d.src, f"unsupported: generic function '{d.name}'")
+        inner = Scope(scope, "function")
+        d.params = self.check_params(d.params, inner)
+        for p in d.params:
+            if p.direction == N.Direction.NONE:
+                raise CompileError.at(p.src, f"parameter '{p.name}' of function '{d.name}' needs "
+                                             "a direction (in, out or inout)")
+        d.return_type = self.resolve_type(d.return_type, inner)
+        self.declare_params(d.params, inner)
+        self.function = d
+        try:
+            self.block(d.body, inner, new_scope=False)
+        finally:
+            self.function = None
+        if d.return_type != T.VOID and not flow.always_returns(d.body):
+            end = getattr(d.body, "end_src", None) or d.src
+            raise CompileError.at(end, f"function '{d.name}' does not return a value on every "
+                                       f"path (it returns {d.return_type})")
 
     def block_scope(self, d, scope, kind: str):
         """The scope inside a parser or control: its type parameters, apply
@@ -485,9 +511,10 @@ class Checker:
         if isinstance(s, N.SwitchStmt):
             return self.switch(s, scope)
         if isinstance(s, N.ReturnStmt):
-            if s.value is not None:
-                raise CompileError.at(s.src, "return with a value outside a function")
-            return s
+            return self.return_stmt(s, scope)
+        if isinstance(s, N.ExitStmt) and self.function is not None:
+            raise CompileError.at(s.src, f"'exit' is not allowed in a function "
+                                         f"('{self.function.name}')")
         if isinstance(s, (N.ExitStmt, N.EmptyStmt)):
             return s
         if isinstance(s, N.ConstDecl):
@@ -505,6 +532,23 @@ class Checker:
             self.declare(scope, s.name, s)
             return s
         raise CompileError.at(s.src, f"unsupported: statement {type(s).__name__}")
+
+    def return_stmt(self, s: N.ReturnStmt, scope):
+        fn = self.function
+        if fn is None:
+            if s.value is not None:
+                raise CompileError.at(s.src, "return with a value outside a function")
+            return s
+        if fn.return_type == T.VOID:
+            if s.value is not None:
+                raise CompileError.at(s.value.src, f"function '{fn.name}' returns void: "
+                                                   "'return' takes no value")
+            return s
+        if s.value is None:
+            raise CompileError.at(s.src, f"function '{fn.name}' must return a "
+                                         f"{fn.return_type} value")
+        s.value = self.convert(self.expr(s.value, scope, fn.return_type), fn.return_type, "return")
+        return s
 
     def switch(self, s: N.SwitchStmt, scope):
         s.expr = self.expr(s.expr, scope)
@@ -653,9 +697,8 @@ class Checker:
         elif isinstance(decl, (N.ParserState,)):
             raise CompileError.at(e.src, f"parser state '{e.name}' used as a value")
         elif isinstance(decl, N.FunctionDecl):
-            # Its declaration was already reported as unsupported: abandon
-            # this statement without a second, misleading diagnostic.
-            raise CompileError([])
+            raise CompileError.at(e.src, f"function '{e.name}' used as a value (call it: "
+                                         f"{e.name}(...))")
         else:
             raise CompileError.at(e.src, f"'{e.name}' is a type, not a value")
         return e
@@ -860,8 +903,11 @@ class Checker:
             return e
         if self.conforms(e.type, target):
             return e
-        raise CompileError.at(e.src, f"cannot {verb} {target} with {e.type}"
-                              if verb != "assign" else f"cannot assign {e.type} to {target}")
+        if verb == "assign":
+            raise CompileError.at(e.src, f"cannot assign {e.type} to {target}")
+        if verb == "return":
+            raise CompileError.at(e.src, f"cannot return {e.type} from a function returning {target}")
+        raise CompileError.at(e.src, f"cannot {verb} {target} with {e.type}")
 
     def conforms(self, actual, proto) -> bool:
         """A parser/control declaration passed where a parser/control type
@@ -880,6 +926,9 @@ class Checker:
     def call(self, e: N.MethodCall, scope):
         tgt = e.target
         if isinstance(tgt, N.PathExpr):
+            fn = (scope.top() if tgt.top_level else scope).lookup(tgt.name)
+            if isinstance(fn, N.FunctionDecl):
+                return self.function_call(e, tgt, fn, scope)
             tgt = self.path(tgt, scope)
             e.target = tgt
             decl = tgt.decl
@@ -943,6 +992,22 @@ class Checker:
             return self.finish_call(e, m, N.CallKind.EXTERN_METHOD, m.params, m.type_params,
                                     m.return_type, bindings, scope)
         raise CompileError.at(tgt.src, f"a value of type {t} has no method '{name}'")
+
+    def function_call(self, e: N.MethodCall, tgt: N.PathExpr, fn: N.FunctionDecl, scope):
+        if fn is self.function:
+            raise CompileError.at(e.src, f"recursive call of function '{fn.name}': P4 does not "
+                                         "allow recursion")
+        if getattr(fn, "unsupported", False):
+            # Its declaration was reported: abandon this statement without
+            # a second, misleading diagnostic.
+            raise CompileError([])
+        if e.type_args:
+            raise CompileError.at(e.src, f"function '{fn.name}' takes no type arguments")
+        tgt.decl, tgt.type = fn, T.VOID
+        e.kind, e.callee = N.CallKind.FUNCTION, fn
+        e.args = self.match_args(e.args, fn.params, scope, {}, e.src, f"function '{fn.name}'")
+        e.type = fn.return_type
+        return e
 
     def no_args(self, e, name):
         if e.args:

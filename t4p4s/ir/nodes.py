@@ -232,6 +232,7 @@ class CallKind(str, enum.Enum):
     EXTERN_METHOD = "extern_method"        # target is Member(instance, m)
     EXTERN_FUNCTION = "extern_function"    # mark_to_drop(), hash(), clone() ...
     ACTION = "action"                      # direct action call
+    FUNCTION = "function"                  # a P4 function (FunctionDecl); inlined by the mid end
     TABLE_APPLY = "table_apply"            # t.apply()
     CONTROL_APPLY = "control_apply"        # sub-control instance .apply()
     PARSER_APPLY = "parser_apply"          # sub-parser instance .apply()
@@ -577,6 +578,9 @@ class ControlDecl(Declaration):
 
 @dataclass(eq=False)
 class FunctionDecl(Declaration):
+    """``T f(in A a, out B b) { ... return e; }`` at the top level.  The
+    mid end (``midend/inline_functions.py``) inlines every call and removes
+    the declaration, so back ends never see one."""
     type_params: list
     params: list
     return_type: Type

@@ -16,6 +16,7 @@ from ..diagnostics import CompileError
 from ..ir import nodes as ir
 from ..ir import types as T
 from .inline_controls import inline_sub_controls
+from .inline_functions import inline_functions
 
 PACKAGE_NAME = "V1Switch"
 
@@ -63,8 +64,10 @@ class V1ModelProgram:
 
 
 def bind(program: ir.Program) -> V1ModelProgram:
-    """Also inlines sub-control instances (see inline_controls): the
-    blocks it returns apply none."""
+    """Also inlines functions (see inline_functions) and sub-control
+    instances (see inline_controls): the blocks it returns call no function
+    and apply no sub-control."""
+    inline_functions(program)
     inline_sub_controls(program)
     main = _find_main(program)
     package = _package_decl(main)

@@ -279,11 +279,3 @@ def test_non_constant_where_constant_required(tmp_path):
 def test_literal_too_wide(tmp_path):
     msg = error_of(tmp_path, ingress("apply { hdr.h.a = 256; }"))
     assert msg.endswith("error: value 256 does not fit in bit<8>")
-
-
-def test_unsupported_function_reported_once_not_at_each_use(tmp_path):
-    text = ingress("apply { hdr.h.a = twice(hdr.h.a); hdr.h.a = twice(1); }").replace(
-        "parser P(", "bit<8> twice(in bit<8> x) { return x + x; }\nparser P(")
-    msg = error_of(tmp_path, text)
-    assert msg == (f"{tmp_path}/prog.p4:6:1: error: unsupported: function declaration "
-                   "'twice' (use an action)")
