@@ -24,6 +24,7 @@ The tree is turned into IR nodes by :class:`IRBuilder`; named types stay
 """
 from __future__ import annotations
 
+import copy
 import os
 from collections import deque
 
@@ -214,7 +215,7 @@ def _lark_parser() -> lark.Lark:
 _TERMINAL_TEXT = {
     "IDENTIFIER": "identifier", "TYPE_IDENTIFIER": "type name",
     "INTEGER": "integer", "STRING_LITERAL": "string", "L_ANGLE_ARGS": "'<'",
-    "R_ANGLE_SHIFT": "'>'", "$END": "end of file",
+    "R_ANGLE_SHIFT": "'>'", "$END": "end of file", "ASSIGN_OP": "compound assignment",
 }
 
 
@@ -696,6 +697,18 @@ class IRBuilder(Transformer):
 
     def assignment(self, meta, c):
         return N.AssignStmt(c[0], c[1], src=self._src(meta))
+
+    def compound_assignment(self, meta, c):
+        """``a op= b`` is ``a = a op b`` with `a` evaluated once (P4-16
+        "Assignment statement"): the copy of `a` in the value is marked so
+        that the mid end, when `a` has a function call in an index, reuses
+        the one evaluation of the target."""
+        lhs, op, rhs = c
+        src = self._src(meta)
+        value = N.Binary(_BINOPS[str(op)[:-1]], copy.deepcopy(lhs), rhs, src=src)
+        stmt = N.AssignStmt(lhs, value, src=src)
+        stmt.compound = True
+        return stmt
 
     def call_statement(self, meta, c):
         if not isinstance(c[0], N.MethodCall):

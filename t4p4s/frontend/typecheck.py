@@ -256,17 +256,14 @@ class Checker:
 
     def function_decl(self, d: N.FunctionDecl, scope):
         """P4-16 "Function declarations": top level only (the grammar has
-        no other place), every parameter with a direction, no recursion,
-        a value returned on every path unless the type is void."""
+        no other place), no recursion, a value returned on every path unless
+        the type is void. A parameter without a direction is taken as
+        ``in``, as p4c does (the spec asks for a direction)."""
         if d.type_params:
             d.unsupported = True
             raise CompileError.at(d.src, f"unsupported: generic function '{d.name}'")
         inner = Scope(scope, "function")
         d.params = self.check_params(d.params, inner)
-        for p in d.params:
-            if p.direction == N.Direction.NONE:
-                raise CompileError.at(p.src, f"parameter '{p.name}' of function '{d.name}' needs "
-                                             "a direction (in, out or inout)")
         d.return_type = self.resolve_type(d.return_type, inner)
         self.declare_params(d.params, inner)
         self.function = d

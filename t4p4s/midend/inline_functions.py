@@ -309,7 +309,7 @@ class _Inliner:
                 var = ir.VarDecl(f"{fn.name}_{param.name}", param.type, None, src=src)
                 mapping[id(param)] = var
                 value = arg.value if arg is not None else None
-                if param.direction == ir.Direction.IN:
+                if param.direction in (ir.Direction.IN, ir.Direction.NONE):
                     if value is None:
                         value = _Cloner({}).clone(param.default)
                     stmts, var.init = self.value(value)

@@ -107,6 +107,8 @@ class ExprGen:
                 return Bits(loc.ptr, loc.bit_offset + loc.width - 1 - e.hi,
                             e.hi - e.lo + 1, e.type)
             raise _NotBits()
+        if isinstance(e, ir.Cast) and e.type == e.expr.type:
+            return self.locate(e.expr)          # a cast to its own type is a no-op
         raise CompileError.at(e.src, f"unsupported: {type(e).__name__} "
                               f"used as a location")
 
