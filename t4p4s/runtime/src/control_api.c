@@ -480,6 +480,21 @@ t4p4s_ctl_table_read(uint16_t table, t4p4s_entry_visitor visit, void *arg)
 }
 
 static int
+do_count(uint16_t table, uint32_t *n_entries)
+{
+	int ret = check_table(table, false);
+	if (ret == 0)
+		*n_entries = t4p4s_tables[table]->n_entries;
+	return ret;
+}
+
+int
+t4p4s_ctl_table_count(uint16_t table, uint32_t *n_entries)
+{
+	LOCKED(do_count(table, n_entries));
+}
+
+static int
 do_get_default(uint16_t table, t4p4s_entry_visitor visit, void *arg)
 {
 	int ret = check_table(table, false);

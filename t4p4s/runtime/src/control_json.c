@@ -609,6 +609,19 @@ cmd_table_read(struct request *rq, json_t *cmd)
 	return reply;
 }
 
+/* {"cmd": "table_count", "table": NAME} -> {"entries": N, "size": S}:
+ * gnbctl status counts 65,536 DRBs without reading them */
+static json_t *
+cmd_table_count(struct request *rq, json_t *cmd)
+{
+	int t = table_of(rq, cmd);
+	uint32_t n_entries = 0;
+	if (t < 0 || api_failed(rq, t4p4s_ctl_table_count((uint16_t)t, &n_entries)))
+		return NULL;
+	return json_pack("{s:b, s:I, s:I}", "ok", 1, "entries", (json_int_t)n_entries,
+			 "size", (json_int_t)t4p4s_program.tables[t].size);
+}
+
 static json_t *
 cmd_register_read(struct request *rq, json_t *cmd)
 {
@@ -898,6 +911,7 @@ static const struct {
 	{ "table_delete", cmd_table_delete },
 	{ "table_set_default", cmd_table_set_default },
 	{ "table_read", cmd_table_read },
+	{ "table_count", cmd_table_count },
 	{ "table_clear", cmd_table_clear },
 	{ "register_read", cmd_register_read },
 	{ "register_write", cmd_register_write },

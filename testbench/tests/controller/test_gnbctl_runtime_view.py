@@ -19,7 +19,7 @@ import time
 import pytest
 
 from conftest import GNBCTL, nic_on_veths, write_topology
-from t4p4s.stf.control import ControlClient
+from t4p4s.stf.control import ControlClient, ControlError
 from t4p4s.stf.veth import PortCapture, VethPorts
 from testbench.gnb.frames import DownlinkPacket
 from testbench.topology.traffic import generated_drb
@@ -154,6 +154,9 @@ def test_status_shows_lcore_load_and_leaves_expected_counts_out_of_drops(hybrid,
     assert code == 0, out
     rows = {r["target"]: r for r in out["result"]}
     assert rows["host0"]["runtime_drops"]["expected"]["clone_no_session"]["packets"] == N_FRAMES
+    # the DRB counts from the control socket's table_count
+    assert [rows[n]["drbs"] for n in ("nic0", "host0")] == \
+        [{"dl_drb": N_DRBS, "ul_bearer": N_DRBS}] * 2
     for name, row in rows.items():
         load = row["lcore_load"]
         assert load["target"] == name and 0.2 <= load["window_s"] < 1.0
@@ -194,6 +197,8 @@ def test_status_without_control_sockets_shows_no_lcore_load(hybrid, gnbctl, tmp_
     assert code == 0
     for row in out["result"]:
         assert not {"lcore_load", "runtime_drops", "control_error"} & set(row), row
+        # counted over P4Runtime instead, to the same numbers
+        assert row["drbs"] == {"dl_drb": N_DRBS, "ul_bearer": N_DRBS}
     lines = piped(plain, "status")
     assert not any(line.startswith("lcore load") for line in lines)
 
@@ -204,6 +209,25 @@ def test_status_without_control_sockets_shows_no_lcore_load(hybrid, gnbctl, tmp_
     rows = {r["target"]: r for r in out["result"]}
     assert "lcore_load" in rows["nic0"] and "lcore_load" not in rows["host0"]
     assert "none.sock" in rows["host0"]["control_error"]
+    assert rows["host0"]["drbs"] == {"dl_drb": N_DRBS, "ul_bearer": N_DRBS}
     lines = piped(wrong, "status")
     assert any(line.startswith("host0: no lcore load: host0: cannot reach its control "
                                "socket") for line in lines), lines
+
+
+def test_table_count_counts_entries_and_refuses_what_is_no_table(hybrid):
+    """The control socket's table_count (what status counts DRBs with)."""
+    _, nic, _, _ = hybrid
+    client = ControlClient(nic.runtime.control_path)
+    try:
+        tables = client.request({"cmd": "stats"})
+        reply = client.request({"cmd": "table_count", "table": "dl_drb"})
+        assert reply["entries"] == N_DRBS and reply["size"] >= 65536, reply
+        for bad in ({"cmd": "table_count"}, {"cmd": "table_count", "table": "no_such_table"},
+                    {"cmd": "table_count", "table": 7}):
+            with pytest.raises(ControlError) as refused:
+                client.request(bad)
+            assert "table" in str(refused.value), (bad, refused.value)
+        assert client.request({"cmd": "stats"}).keys() == tables.keys()   # still serving
+    finally:
+        client.close()

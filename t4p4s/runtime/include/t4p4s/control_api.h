@@ -100,6 +100,9 @@ int t4p4s_ctl_table_modify(uint16_t table,
 int t4p4s_ctl_table_delete(uint16_t table,
 			   const struct t4p4s_match_spec *match);
 int t4p4s_ctl_table_clear(uint16_t table);
+/* How many entries the table holds (not the default): what a reader that
+ * only counts would otherwise fetch every entry for. */
+int t4p4s_ctl_table_count(uint16_t table, uint32_t *n_entries);
 int t4p4s_ctl_table_set_default(uint16_t table,
 				const struct t4p4s_action_spec *action);
 /* Calls `visit` for every entry (stops at its first non-zero return, which
