@@ -10,7 +10,8 @@ power sidecar unreachable, 4 a target rejected a write or a P4Info, or a
 DRB was refused before any write because a target holds one with its
 index, TEID or bearer, 5 another gnbctl command held the topology's write
 lock for longer than the topology's timeout, 64 a bad command line, 70
-an internal error (a bug; GNBCTL_TRACEBACK=1 shows where)."""
+an internal error (a bug; GNBCTL_TRACEBACK=1 shows where), 130 interrupted,
+141 stdout's reader stopped reading."""
 from __future__ import annotations
 
 import argparse
@@ -971,11 +972,27 @@ def main(argv=None) -> int:
         return _fail(out, args.json, e)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
     except (Exception, asyncio.CancelledError) as e:
         if os.environ.get(TRACEBACK_ENV):
             raise
         return _fail(out, args.json, _internal_error(e))
     if args.json:
-        print(json.dumps({"ok": True, "seconds": round(time.perf_counter() - started, 4),
-                          "result": result}, indent=1))
+        try:
+            print(json.dumps({"ok": True, "seconds": round(time.perf_counter() - started, 4),
+                              "result": result}, indent=1), flush=True)
+        except BrokenPipeError:
+            return _reader_gone()
     return 0
+
+
+EXIT_READER_GONE = 141
+
+
+def _reader_gone() -> int:
+    """stdout's reader stopped reading (`gnbctl counters | head`): the
+    command is done, quietly, with the code of a process SIGPIPE ended;
+    stdout goes to /dev/null so that Python's flush at exit fails no more."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_READER_GONE

@@ -231,3 +231,17 @@ def test_table_count_counts_entries_and_refuses_what_is_no_table(hybrid):
         assert client.request({"cmd": "stats"}).keys() == tables.keys()   # still serving
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_a_reader_that_stops_reading_ends_gnbctl_quietly(hybrid, json_output):
+    """`gnbctl status | head -1`: stdout's reader gone before gnbctl
+    prints (the read end closed at once) is exit code 141, as SIGPIPE
+    ends other commands, and nothing on stderr: no internal error."""
+    topology = hybrid[0]
+    process = subprocess.Popen([str(GNBCTL), "--topology", str(topology),
+                                *(["--json"] if json_output else []), "status"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stderr) == (141, b"")
