@@ -131,8 +131,10 @@ def compile_cached(p4_path, cache_root=None, include_dirs=(), build=True,
             return _read_marker(marker, CachedBuild)
         _clear_partial_build(out_dir)
         # Built in place, not renamed afterwards: the executable records
-        # where its P4Info is.
-        result = driver.compile_program(str(p4_path), str(out_dir),
+        # where its P4Info is. From the resolved path: the generated C names
+        # its source, and one entry serves callers that spell it relative
+        # to any working directory (the key is the resolved path's).
+        result = driver.compile_program(str(Path(p4_path).resolve()), str(out_dir),
                                         include_dirs=list(include_dirs) or None, build=build,
                                         variant=variant)
         cached = CachedBuild(
@@ -194,7 +196,7 @@ def p4info_cached(p4_path, cache_root=None, include_dirs=(),
         if on_compile is not None:
             on_compile()
         shutil.rmtree(out_dir, ignore_errors=True)
-        result = driver.compile_p4info(str(p4_path), str(out_dir),
+        result = driver.compile_p4info(str(Path(p4_path).resolve()), str(out_dir),
                                        include_dirs=list(include_dirs) or None)
         cached = CachedP4Info(p4info_binary_path=Path(result.p4info_binary_path),
                               p4info_text_path=Path(result.p4info_text_path))
