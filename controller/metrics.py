@@ -33,14 +33,14 @@ import socket
 import sys
 import time
 from dataclasses import dataclass, field
-
-from prometheus_client import start_wsgi_server
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.registry import CollectorRegistry
+from typing import TYPE_CHECKING
 
 from controller import baas, control_socket, counters, lcore_load, offload, power, targets
 from controller.errors import GnbctlError
 from controller.topology import TargetConfig, Topology
+
+if TYPE_CHECKING:
+    from prometheus_client.registry import CollectorRegistry
 
 DEFAULT_INTERVAL_S = 5.0
 
@@ -77,6 +77,7 @@ def _serve_http(listen: Listen, registry: CollectorRegistry):
     """prometheus_client's HTTP server on `listen`, in a thread of its
     own; an address it cannot listen on is one line (exit code 1)."""
     try:
+        from prometheus_client import start_wsgi_server
         server, _thread = start_wsgi_server(listen.port, listen.host, registry)
     except OSError as e:
         why = e.strerror or str(e)
@@ -227,11 +228,15 @@ class _Families:
             family = self.made[name] = kind(name, doc, labels=labels)
         return family
 
+    # prometheus_client is imported by the first family, not with this
+    # module: every gnbctl command imports the CLI, which imports this one
     def counter(self, name: str, doc: str, labels: dict, value: float):
+        from prometheus_client.core import CounterMetricFamily
         self._family(CounterMetricFamily, name, doc, tuple(labels)).add_metric(
             [str(v) for v in labels.values()], value)
 
     def gauge(self, name: str, doc: str, labels: dict, value: float):
+        from prometheus_client.core import GaugeMetricFamily
         self._family(GaugeMetricFamily, name, doc, tuple(labels)).add_metric(
             [str(v) for v in labels.values()], value)
 
@@ -538,6 +543,7 @@ async def serve(topology: Topology, configs: list[TargetConfig], listen: Listen,
     if not interval > 0:
         raise GnbctlError(f"--interval must be a number of seconds above 0, not {interval:g}")
     collector = Collector(configs)
+    from prometheus_client.registry import CollectorRegistry
     registry = CollectorRegistry()
     registry.register(collector)
     server = _serve_http(listen, registry)
