@@ -181,27 +181,6 @@ async def connect(topology, timeout: float | None = None):
 
 # ---- what other commands ask of the BaaS -------------------------------------
 
-async def bearer_of(targets, drb_index: int) -> DrbKey | None:
-    """The (ue_id, lcid) of DRB drb_index as the first of `targets` that
-    holds it has it: its ul_bearer entry's key, else (a DRB left with its
-    dl_drb entry only) that entry's action parameters. None: no target
-    holds it."""
-    from controller import drb_keys
-    for target in targets:
-        for index, match, _ in await drb_keys.drb_entries(target, "ul_bearer"):
-            if index == drb_index:
-                return DrbKey(match["ue_id"], match["lcid"])
-    for target in targets:
-        params = target.schema.actions[drb_keys.DL_ACTION].params
-        ids = {params["ue_id"].id: "ue_id", params["lcid"].id: "lcid"}
-        for index, _, entry in await drb_keys.drb_entries(target, "dl_drb"):
-            if index == drb_index:
-                found = {ids[p.param_id]: int.from_bytes(p.value, "big")
-                         for p in entry.action.action.params if p.param_id in ids}
-                return DrbKey(found["ue_id"], found["lcid"])
-    return None
-
-
 async def flush_deleted(topology, drb: DrbKey) -> dict:
     """After `drb del`: flushes the deleted DRB in the topology's BaaS.
     {"drb": "UE:LCID", "released": N}; NOT_FOUND (nothing was buffered)
