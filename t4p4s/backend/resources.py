@@ -4,15 +4,13 @@ Both back ends read this catalog: P4Info describes it, the C back end lays
 out its descriptors from it, so the ids and the names in the executable and
 in the P4Info can never disagree.
 
-Ids follow the P4Runtime specification: the most significant byte is the
-resource type prefix, the low 24 bits identify the object.  We take them
-from a hash of the fully qualified name (so adding an unrelated object does
-not renumber the others), honour ``@id`` annotations, and resolve
-collisions deterministically by probing in sorted-name order.
+Ids follow the P4Runtime specification and are p4c's (``p4info_ids.py``):
+the resource type prefix in the top byte, a hash of the fully qualified name
+below it (so adding an unrelated object does not renumber the others),
+``@id`` annotations honoured, collisions probed in sorted-name order.
 """
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -21,17 +19,8 @@ from ..ir import nodes as ir
 from ..ir import types as T
 from ..midend.v1model import V1ModelProgram
 
-PREFIX_ACTION = 0x01
-PREFIX_TABLE = 0x02
-PREFIX_VALUE_SET = 0x03
-PREFIX_CONTROLLER_HEADER = 0x04
-PREFIX_ACTION_PROFILE = 0x11
-PREFIX_COUNTER = 0x12
-PREFIX_DIRECT_COUNTER = 0x13
-PREFIX_METER = 0x14
-PREFIX_DIRECT_METER = 0x15
-PREFIX_REGISTER = 0x16
-PREFIX_DIGEST = 0x17
+from .p4info_ids import (PREFIX_ACTION, PREFIX_COUNTER, PREFIX_DIRECT_COUNTER,
+                         PREFIX_REGISTER, PREFIX_TABLE, IdError, assign_ids)
 
 DEFAULT_TABLE_SIZE = 1024
 
@@ -290,29 +279,22 @@ def annotated_id(decl) -> Optional[int]:
 
 
 def _assign_ids(infos: list, prefix: int) -> None:
-    taken = {}
+    """p4c's ids (see p4info_ids): @id first, then hashed names probed in
+    sorted order; errors located at the declaration."""
+    explicit = {}
     for info in infos:
-        explicit = annotated_id(info.decl)
-        if explicit is None:
-            continue
-        if explicit >> 24 == 0:
-            explicit |= prefix << 24
-        elif explicit >> 24 != prefix:
-            raise CompileError.at(info.decl.src, f"@id 0x{explicit:08x} of "
-                                  f"'{info.name}' has the wrong resource "
-                                  f"prefix (expected 0x{prefix:02x})")
-        if explicit in taken:
-            raise CompileError.at(info.decl.src, f"@id 0x{explicit:08x} of "
-                                  f"'{info.name}' is already used by "
-                                  f"'{taken[explicit]}'")
-        taken[explicit] = info.name
-        info.id = explicit
-    for info in sorted((i for i in infos if not i.id), key=lambda i: i.name):
-        low = zlib.crc32(info.name.encode()) & 0xFFFFFF
-        while low == 0 or (prefix << 24 | low) in taken:
-            low = (low + 1) & 0xFFFFFF
-        info.id = prefix << 24 | low
-        taken[info.id] = info.name
+        value = annotated_id(info.decl)
+        if value is not None:
+            if info.name in explicit:
+                continue        # one object reached twice
+            explicit[info.name] = value
+    try:
+        ids = assign_ids(prefix, [i.name for i in infos], explicit)
+    except IdError as e:
+        decl = next(i.decl for i in infos if i.name == e.name)
+        raise CompileError.at(decl.src, str(e)) from None
+    for info in infos:
+        info.id = ids[info.name]
 
 
 def key_field_name(key: ir.KeyElement) -> str:
