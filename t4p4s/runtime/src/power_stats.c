@@ -217,6 +217,42 @@ t4p4s_power_thresholds_command(json_t *cmd, char *err, size_t err_len)
 			 "lcores", lcores_reply(index));
 }
 
+/* Adds to the telemetry dict `d` a dict "lcore<id>" for every governed
+ * lcore, filled by `fill` from the lcore's figures (lcore_power). */
+static void
+add_lcore_dicts(struct rte_tel_data *d,
+		void (*fill)(struct rte_tel_data *ld, const struct lcore_power *p))
+{
+	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++) {
+		const struct t4p4s_governor *g = t4p4s_governed.lcores[w];
+		struct lcore_power p;
+		struct rte_tel_data *ld = rte_tel_data_alloc();
+		char name[32];
+		lcore_power(g, &p);
+		rte_tel_data_start_dict(ld);
+		fill(ld, &p);
+		snprintf(name, sizeof(name), "lcore%u", g->lcore_id);
+		rte_tel_data_add_dict_container(d, name, ld, 0);
+	}
+}
+
+static void
+fill_lcore_power(struct rte_tel_data *ld, const struct lcore_power *p)
+{
+	rte_tel_data_add_dict_string(ld, "mode", p->mode);
+	rte_tel_data_add_dict_u64(ld, "tid", (uint64_t)p->tid);
+	rte_tel_data_add_dict_u64(ld, "pstate", p->pstate);
+	rte_tel_data_add_dict_u64(ld, "freq_mhz", t4p4s_power_backends.pstate_mhz[p->pstate]);
+	rte_tel_data_add_dict_u64(ld, "pstate_transitions", p->transitions);
+	rte_tel_data_add_dict_u64(ld, "polls", p->polls);
+	rte_tel_data_add_dict_u64(ld, "empty_polls", p->empty_polls);
+	rte_tel_data_add_dict_u64(ld, "packets", p->packets);
+	rte_tel_data_add_dict_u64(ld, "busy_ns", p->work_ns + p->poll_ns);
+	rte_tel_data_add_dict_u64(ld, "paused_ns", p->paused_ns);
+	rte_tel_data_add_dict_u64(ld, "asleep_ns", p->asleep_ns);
+	rte_tel_data_add_dict_u64(ld, "cpu_time_ns", p->cpu_time_ns);
+}
+
 static int
 telemetry_power(const char *cmd __rte_unused, const char *params __rte_unused,
 		struct rte_tel_data *d)
@@ -225,28 +261,7 @@ telemetry_power(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "frequency_backend", b->frequency ? b->frequency : "none");
 	rte_tel_data_add_dict_string(d, "pause_backend", b->pause ? b->pause : "none");
-	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++) {
-		const struct t4p4s_governor *g = t4p4s_governed.lcores[w];
-		struct lcore_power p;
-		struct rte_tel_data *ld = rte_tel_data_alloc();
-		char name[32];
-		lcore_power(g, &p);
-		rte_tel_data_start_dict(ld);
-		rte_tel_data_add_dict_string(ld, "mode", p.mode);
-		rte_tel_data_add_dict_u64(ld, "tid", (uint64_t)p.tid);
-		rte_tel_data_add_dict_u64(ld, "pstate", p.pstate);
-		rte_tel_data_add_dict_u64(ld, "freq_mhz", b->pstate_mhz[p.pstate]);
-		rte_tel_data_add_dict_u64(ld, "pstate_transitions", p.transitions);
-		rte_tel_data_add_dict_u64(ld, "polls", p.polls);
-		rte_tel_data_add_dict_u64(ld, "empty_polls", p.empty_polls);
-		rte_tel_data_add_dict_u64(ld, "packets", p.packets);
-		rte_tel_data_add_dict_u64(ld, "busy_ns", p.work_ns + p.poll_ns);
-		rte_tel_data_add_dict_u64(ld, "paused_ns", p.paused_ns);
-		rte_tel_data_add_dict_u64(ld, "asleep_ns", p.asleep_ns);
-		rte_tel_data_add_dict_u64(ld, "cpu_time_ns", p.cpu_time_ns);
-		snprintf(name, sizeof(name), "lcore%u", g->lcore_id);
-		rte_tel_data_add_dict_container(d, name, ld, 0);
-	}
+	add_lcore_dicts(d, fill_lcore_power);
 	return 0;
 }
 
@@ -257,29 +272,25 @@ telemetry_power(const char *cmd __rte_unused, const char *params __rte_unused,
  * the empty rounds, paused and asleep), busy_share_ppm = work_ns / total_ns
  * in millionths (22.11's telemetry has no floats). The figures of the
  * control socket's `power` (lcore_power), not a second count. */
+static void
+fill_lcore_load(struct rte_tel_data *ld, const struct lcore_power *p)
+{
+	uint64_t total = p->work_ns + p->poll_ns + p->paused_ns + p->asleep_ns;
+	rte_tel_data_add_dict_u64(ld, "polls", p->polls);
+	rte_tel_data_add_dict_u64(ld, "empty_polls", p->empty_polls);
+	rte_tel_data_add_dict_u64(ld, "packets", p->packets);
+	rte_tel_data_add_dict_u64(ld, "work_ns", p->work_ns);
+	rte_tel_data_add_dict_u64(ld, "total_ns", total);
+	rte_tel_data_add_dict_u64(ld, "busy_share_ppm",
+		total ? (uint64_t)((double)p->work_ns * 1e6 / (double)total) : 0);
+}
+
 static int
 telemetry_lcores(const char *cmd __rte_unused, const char *params __rte_unused,
 		 struct rte_tel_data *d)
 {
 	rte_tel_data_start_dict(d);
-	for (unsigned w = 0; w < t4p4s_governed.n_lcores; w++) {
-		const struct t4p4s_governor *g = t4p4s_governed.lcores[w];
-		struct lcore_power p;
-		struct rte_tel_data *ld = rte_tel_data_alloc();
-		char name[32];
-		lcore_power(g, &p);
-		uint64_t total = p.work_ns + p.poll_ns + p.paused_ns + p.asleep_ns;
-		rte_tel_data_start_dict(ld);
-		rte_tel_data_add_dict_u64(ld, "polls", p.polls);
-		rte_tel_data_add_dict_u64(ld, "empty_polls", p.empty_polls);
-		rte_tel_data_add_dict_u64(ld, "packets", p.packets);
-		rte_tel_data_add_dict_u64(ld, "work_ns", p.work_ns);
-		rte_tel_data_add_dict_u64(ld, "total_ns", total);
-		rte_tel_data_add_dict_u64(ld, "busy_share_ppm",
-			total ? (uint64_t)((double)p.work_ns * 1e6 / (double)total) : 0);
-		snprintf(name, sizeof(name), "lcore%u", g->lcore_id);
-		rte_tel_data_add_dict_container(d, name, ld, 0);
-	}
+	add_lcore_dicts(d, fill_lcore_load);
 	return 0;
 }
 
