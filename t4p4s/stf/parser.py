@@ -13,6 +13,8 @@ Grammar, one command per line, `#` starts a comment:
                                        no HEX: any packet on PORT; `$` alone:
                                        a 0-byte frame
     mirroring_add SESSION PORT [TRUNCATE]      (TRUNCATE: bytes kept, 0 = all)
+    mc_mgrp_create MGRP, mc_node_create RID PORT..., mc_node_associate MGRP
+    HANDLE and the other multicast commands of t4p4s/stf/multicast.py
     register_write REGISTER INDEX VALUE
     register_read REGISTER INDEX [[==] VALUE]        with VALUE: a check
     check_counter COUNTER(INDEX) packets==N [bytes==M]
@@ -102,6 +104,26 @@ class MirroringAdd(Command):
     session: int
     port: int
     truncate: int = 0
+
+
+# bmv2's multicast commands (t4p4s/stf/multicast.py): name -> (the
+# arguments, whether a port list follows)
+MULTICAST_COMMANDS = {
+    "mc_mgrp_create": (("MGRP",), False),
+    "mc_mgrp_destroy": (("MGRP",), False),
+    "mc_node_create": (("RID",), True),
+    "mc_node_update": (("HANDLE",), True),
+    "mc_node_associate": (("MGRP", "HANDLE"), False),
+    "mc_node_dissociate": (("MGRP", "HANDLE"), False),
+    "mc_node_destroy": (("HANDLE",), False),
+}
+
+
+@dataclass
+class Multicast(Command):
+    op: str            # mc_mgrp_create, mc_node_create, ... (t4p4s/stf/multicast.py)
+    args: list[int]
+    ports: list[int]   # mc_node_create / mc_node_update: the node's ports
 
 
 @dataclass
@@ -304,6 +326,17 @@ class _LineParser:
             return MirroringAdd(**where, session=self.int(args[0], "the session"),
                                 port=self.int(args[1], "the port"),
                                 truncate=self.int(args[2], "the truncate length") if len(args) == 3 else 0)
+        if command in MULTICAST_COMMANDS:
+            names, has_ports = MULTICAST_COMMANDS[command]
+            usage = " ".join((command,) + names + (("PORT...",) if has_ports else ()))
+            if len(args) < len(names) or (not has_ports and len(args) != len(names)):
+                raise self.error(f"expected: {usage}")
+            return Multicast(**where, op=command,
+                             args=[self.int(a, f"the {n.lower()}") for a, n in zip(args, names)],
+                             ports=[self.int(a, "a port") for a in args[len(names):]])
+        if command == "mirroring_add_mc":
+            raise self.error("unsupported: mirroring_add_mc (a clone session that multicasts "
+                             "to a group): this target's clone sessions have one port")
         if command == "register_write":
             if len(args) != 3:
                 raise self.error("expected: register_write REGISTER INDEX VALUE")

@@ -18,6 +18,7 @@ from pathlib import Path
 from google.protobuf import text_format
 
 from t4p4s.stf import parser as stf
+from t4p4s.stf.multicast import MulticastModel
 from t4p4s.stf.parser import StfError
 
 _EXACT, _LPM, _TERNARY, _RANGE, _OPTIONAL = 2, 3, 4, 5, 6
@@ -94,11 +95,13 @@ def resolve_name(written: str, candidates, what: str, source: str) -> str:
 
 
 class Resolver:
-    """Stateful over one STF file: it numbers automatic priorities."""
+    """Stateful over one STF file: it numbers automatic priorities and
+    keeps the multicast nodes and groups (so commands resolve in order)."""
 
     def __init__(self, names: P4InfoNames):
         self.names = names
         self._next_priority: dict[str, int] = {}
+        self.multicast = MulticastModel()
 
     def _fit(self, value: int, bits: int, what: str, source: str) -> int:
         if value < 0:
@@ -216,7 +219,8 @@ class Resolver:
 
     def control_command(self, command: stf.Command) -> dict:
         """The control-protocol object for an STF command that changes or
-        reads state (not packet, expect, wait)."""
+        reads state (not packet, expect, wait); for a multicast command, a
+        list of them (maybe empty)."""
         src = command.source
         if isinstance(command, stf.TableAdd):
             table = self.table(command.table, src)
@@ -232,6 +236,9 @@ class Resolver:
             action, params = self.action(table, command.action, src)
             return {"cmd": "table_set_default", "table": table.name, "action": action,
                     "params": params}
+        if isinstance(command, stf.Multicast):
+            # a list: one command changes every group its node is in
+            return self.multicast.requests(command.op, command.args, command.ports, src)
         if isinstance(command, stf.MirroringAdd):
             return {"cmd": "clone_session_add", "session": command.session, "port": command.port,
                     "truncate": command.truncate}

@@ -43,7 +43,8 @@ BYTES_PER_DIFF_LINE = 16
 PORT_MODES = ("ring", "veth")
 _run_sequence = itertools.count()
 
-_STATE_CHANGES = (stf.TableAdd, stf.SetDefault, stf.MirroringAdd, stf.RegisterWrite)
+_STATE_CHANGES = (stf.TableAdd, stf.SetDefault, stf.MirroringAdd, stf.RegisterWrite,
+                  stf.Multicast)
 _STATE_CHECKS = (stf.RegisterRead, stf.CheckCounter, stf.CheckDirectCounter)
 
 
@@ -229,11 +230,12 @@ class _Run:
             if self.unsettled:
                 self.settle()
             request = self.requests[id(command)]
-            self._say(f"{command.source}: {request}")
-            try:
-                reply = self.runtime.request(request)
-            except ControlError as error:
-                raise StfError(f"{command.source}: error: {error}") from None
+            for one in request if isinstance(request, list) else [request]:
+                self._say(f"{command.source}: {one}")
+                try:
+                    reply = self.runtime.request(one)
+                except ControlError as error:
+                    raise StfError(f"{command.source}: error: {error}") from None
             if isinstance(command, stf.RegisterRead):
                 self._check_register(command, reply)
             elif isinstance(command, stf.CheckCounter):

@@ -15,6 +15,7 @@ DROP_PORT = 511
 INSTANCE_NORMAL = 0
 INSTANCE_INGRESS_CLONE = 1
 INSTANCE_EGRESS_CLONE = 2
+INSTANCE_REPLICATION = 5
 
 
 @dataclass
@@ -30,6 +31,9 @@ class Context:
     # clone types the program uses ("I2E", "E2E"): known statically, so a
     # program without clones carries no clone code
     clone_kinds: frozenset = frozenset()
+    # the program names standard_metadata.mcast_grp: it may multicast, so
+    # the packet replication engine's code is generated (none otherwise)
+    multicast: bool = False
 
     @property
     def snapshot_i2e(self) -> bool:

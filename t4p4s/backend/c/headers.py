@@ -93,6 +93,23 @@ def rebase(dst: str, src: str, t: T.Type, to: str, base: str, w) -> None:
                 rebase(f"{dst}.{f.name}", f"{src}.{f.name}", f.type, to, base, w)
 
 
+def relocate(dst: str, src: str, t: T.Type, to: str, base: str, w) -> None:
+    """``dst``, a byte-for-byte copy of ``src`` (its scratch bytes too), made
+    independent: each header in the packet at ``base`` points at the same
+    offset from ``to`` (a copy of that packet), each header on its scratch
+    bytes at dst's own.  For a multicast replica, whose egress may write
+    any header."""
+    if isinstance(t, T.TypeHeader):
+        w.line(f"{dst}.p = {src}.p == {src}.b ? {dst}.b : {to} + ({src}.p - {base});")
+    elif isinstance(t, T.TypeStack):
+        for i in range(t.size):
+            relocate(f"{dst}.e[{i}]", f"{src}.e[{i}]", t.element, to, base, w)
+    elif isinstance(t, T.TypeStruct):
+        for f in t.decl.fields:
+            if contains_header(f.type):
+                relocate(f"{dst}.{f.name}", f"{src}.{f.name}", f.type, to, base, w)
+
+
 def move_element(dst: str, src: str, size: int, w) -> None:
     """One step of push_front/pop_front: element ``dst`` takes ``src``'s
     value.  A header in the packet moves by pointer; one on its scratch

@@ -11,7 +11,7 @@ from .parser import Parser
 from . import prefetch
 from . import shared_clone
 from .tables import Tables
-from .v1model_arch import pipeline, state_struct, clone_kinds
+from .v1model_arch import pipeline, state_struct, clone_kinds, uses_multicast
 from . import headers
 
 _HEADER = """\
@@ -46,6 +46,7 @@ def generate_c(bound, resources: Resources, program_name: str,
         for i in range(inst.stack_size or 0):
             ctx.header_instances[f"{inst.path}.e[{i}]"] = (inst, i)
     ctx.clone_kinds = clone_kinds(bound)
+    ctx.multicast = uses_multicast(bound)
     actions = Actions(ctx)
     tables = Tables(ctx, actions)
     state_fields: list = []

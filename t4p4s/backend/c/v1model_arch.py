@@ -3,9 +3,20 @@
 ``t4p4s_pipeline_process_burst()`` (parse a stage, look up the exact
 ingress tables of all its packets at once, finish each packet in order).
 
-parser -> verifyChecksum -> ingress -> I2E clone -> drop if egress_spec is
-the drop port -> egress (egress_port = egress_spec) -> E2E clone -> drop
-check -> computeChecksum -> deparser -> t4p4s_send.
+parser -> verifyChecksum -> ingress -> I2E clone -> multicast if mcast_grp
+is not 0, else drop if egress_spec is the drop port -> egress (egress_port =
+egress_spec) -> E2E clone -> drop check -> computeChecksum -> deparser ->
+t4p4s_send.
+
+Multicast follows simple_switch: a packet whose mcast_grp is not 0 at the
+end of ingress (mark_to_drop sets it to 0) is not sent to egress_spec; it
+leaves as one copy per replica of its group, each through egress with
+egress_port the replica's port, egress_rid its instance, instance_type 5
+(replication) and no E2E clone request of ingress (simple_switch clears
+them for replicas).  An unknown or empty group drops the packet.  Each
+replica but the last is a deep copy of the mbuf (egress writes headers in
+place, so replicas cannot share bytes) with its headers relocated into it;
+the last replica is the packet itself, so a group of one copies nothing.
 
 Clones follow simple_switch: an ingress-to-egress clone is the packet as
 received, parsed again (metadata reset except the preserved field list,
@@ -23,7 +34,8 @@ from __future__ import annotations
 
 from ...ir import nodes as ir
 from ...ir import types as T
-from .context import (DROP_PORT, INSTANCE_EGRESS_CLONE, INSTANCE_INGRESS_CLONE)
+from .context import (DROP_PORT, INSTANCE_EGRESS_CLONE, INSTANCE_INGRESS_CLONE,
+                      INSTANCE_REPLICATION)
 from .emit import CodeWriter
 from . import headers
 from .externs import NO_FIELD_LIST, arg, callee_name
@@ -95,6 +107,17 @@ def clone_kinds(bound) -> frozenset:
             if isinstance(kind, ir.Member):
                 kinds.add(kind.name)
     return frozenset(kinds)
+
+
+def uses_multicast(bound) -> bool:
+    """Whether the program names standard_metadata's mcast_grp (any
+    `.mcast_grp`: a false positive only costs the check after ingress)."""
+    if "mcast_grp" not in {f.name for f in bound.standard_metadata_type.decl.fields}:
+        return False
+    code = bound.blocks + [d for d in bound.program.declarations
+                           if isinstance(d, (ir.ActionDecl, ir.FunctionDecl))]
+    return any(isinstance(n, ir.Member) and n.name == "mcast_grp"
+               for block in code for n in walk(block))
 
 
 def field_list_paths(t, path: str) -> dict:
@@ -246,6 +269,8 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), prefetch_cells=None,
 
     if ctx.clone_kinds:
         _clone_to_egress(ctx, parser, std_fields, w)
+    if ctx.multicast:
+        _multicast(ctx, std_fields, w)
 
     # -- the pipeline -----------------------------------------------------------
     w.line("/* A fresh packet up to the end of the parser and verifyChecksum. */")
@@ -279,6 +304,10 @@ def pipeline(ctx, parser, controls, deparser, lookahead=(), prefetch_cells=None,
                     w.line("restore_received(s, copy);")
                     w.line(f"clone_to_egress(s, copy, &s->clone_i2e, {INSTANCE_INGRESS_CLONE}, "
                            "false, port, truncate);")
+        if ctx.multicast:
+            with w.block("if (unlikely(s->std.mcast_grp != 0))"):
+                w.line("multicast(s);")
+                w.line("return;")
         with w.block(f"if (unlikely(s->std.egress_spec == {DROP_PORT}))"):
             w.line("t4p4s_drop(s->lc, s->m, T4P4S_DROP_PIPELINE);")
             w.line("return;")
@@ -373,4 +402,47 @@ def _clone_to_egress(ctx, parser: str, std_fields: set, w) -> None:
             w.line("t4p4s_truncate(copy, truncate);")
             w.line("if (c.payload_offset > truncate) c.payload_offset = truncate;")
         w.line("egress_and_send(&c, true);")
+    w.line()
+
+
+def _multicast(ctx, std_fields: set, w) -> None:
+    b = ctx.bound
+    w.line("/* One replica of a multicast packet through egress. */")
+    w.line("static __rte_always_inline void")
+    with w.block("replica_to_egress(struct packet_state *r, "
+                 "const struct t4p4s_mcast_replica *replica)"):
+        w.line("r->std.egress_spec = replica->port;")
+        if "egress_rid" in std_fields:
+            w.line("r->std.egress_rid = replica->rid;")
+        if "instance_type" in std_fields:
+            w.line(f"r->std.instance_type = {INSTANCE_REPLICATION};")
+        if "E2E" in ctx.clone_kinds:
+            w.line("r->clone_e2e.requested = false;   /* as simple_switch's replicas */")
+        w.line("egress_and_send(r, false);")
+    w.line()
+    w.line("/* The packet replication engine: a copy per replica of group "
+           "mcast_grp, the last one")
+    w.line(" * the packet itself; rare, so kept out of line. */")
+    w.line("static __rte_noinline void")
+    with w.block("multicast(struct packet_state *s)"):
+        w.line("const struct t4p4s_mcast_group *g = t4p4s_mcast_group(s->lc, s->std.mcast_grp);")
+        with w.block("if (unlikely(g == NULL || g->n_replicas == 0))"):
+            w.line("t4p4s_drop(s->lc, s->m, g == NULL ? T4P4S_DROP_MCAST_NO_GROUP "
+                   ": T4P4S_DROP_MCAST_EMPTY_GROUP);")
+            w.line("return;")
+        w.line("uint32_t last = g->n_replicas - 1;")
+        with w.block("for (uint32_t i = 0; i < last; i++)"):
+            w.line("/* copied from s->m before any replica's egress ran on it */")
+            w.line("struct rte_mbuf *copy = t4p4s_clone_copy(s->lc, s->m);")
+            w.line("if (unlikely(copy == NULL))")
+            w.line("	continue;    /* counted as clone_failed */")
+            w.line("struct packet_state r = *s;")
+            w.line("r.m = copy;")
+            w.line("const uint8_t *from = rte_pktmbuf_mtod(s->m, const uint8_t *);")
+            w.line("uint8_t *to = rte_pktmbuf_mtod(copy, uint8_t *);")
+            w.line("(void)from; (void)to;")
+            headers.relocate("r.hdr", "s->hdr", b.headers_type, "to", "from", w)
+            headers.relocate("r.meta", "s->meta", b.metadata_type, "to", "from", w)
+            w.line("replica_to_egress(&r, &g->replicas[i]);")
+        w.line("replica_to_egress(s, &g->replicas[last]);")
     w.line()

@@ -6,6 +6,7 @@
 #include <t4p4s/pipeline.h>
 
 #include "bytestrings.h"
+#include "multicast_groups.h"
 
 // Replica.egress_port is deprecated since P4Runtime 1.4 in favour of the
 // bytes `port`, but it is the field clients of every version understand:
@@ -103,9 +104,12 @@ static Outcome write_clone_session(Update::Type type,
 Outcome write_pre_entry(Update::Type type,
                         const p4::v1::PacketReplicationEngineEntry &entry)
 {
+    if (entry.has_multicast_group_entry())
+        return write_multicast_group(type, entry.multicast_group_entry());
     if (!entry.has_clone_session_entry())
-        return fail(StatusCode::UNIMPLEMENTED,
-                    "this target has clone sessions, no multicast groups");
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "the PacketReplicationEngineEntry is neither a multicast group "
+                    "nor a clone session");
     return write_clone_session(type, entry.clone_session_entry());
 }
 
@@ -121,27 +125,15 @@ static void emit_session(uint32_t session, uint32_t port, uint32_t truncate,
     s->add_replicas()->set_egress_port(port);
 }
 
-// This target has no multicast groups: a wildcard read finds none (so a
-// client that reads every PRE entry, e.g. finsy's Switch.delete_all(),
-// works), a read of one group finds nothing either.
-static Outcome read_multicast_groups(const p4::v1::MulticastGroupEntry &query)
-{
-    if (query.multicast_group_id() == 0)
-        return ok();
-    return fail(StatusCode::NOT_FOUND,
-                "no multicast group " +
-                    std::to_string(query.multicast_group_id()) +
-                    " (this target has no multicast groups)");
-}
-
 Outcome read_pre_entries(const p4::v1::PacketReplicationEngineEntry &query,
                          EntitySink &sink)
 {
     if (query.has_multicast_group_entry())
-        return read_multicast_groups(query.multicast_group_entry());
+        return read_multicast_groups(query.multicast_group_entry(), sink);
     if (!query.has_clone_session_entry())
-        return fail(StatusCode::UNIMPLEMENTED,
-                    "this target has clone sessions, no multicast groups");
+        return fail(StatusCode::INVALID_ARGUMENT,
+                    "the PacketReplicationEngineEntry is neither a multicast group "
+                    "nor a clone session");
     uint32_t wanted = query.clone_session_entry().session_id();
     uint32_t port, truncate;
     if (wanted != 0) {

@@ -1,7 +1,6 @@
 // PacketReplicationEngineEntry: clone sessions (one replica each: the
 // target's session table maps a session to one egress port and a truncate
-// length). Multicast groups are not implemented: writes of them are
-// UNIMPLEMENTED, reads find none.
+// length) here; multicast groups in multicast_groups.cc.
 #ifndef T4P4S_P4RT_CLONE_SESSIONS_H
 #define T4P4S_P4RT_CLONE_SESSIONS_H
 

@@ -18,7 +18,7 @@ static Outcome not_in_target(const E &entity)
                     std::string(E::descriptor()
                                     ->FindFieldByNumber(entity.entity_case())
                                     ->name()) +
-                    " (it has tables, counters, registers and clone sessions)");
+                    " (it has tables, counters, registers, clone sessions and multicast groups)");
 }
 
 Outcome write_update(const ProgramIds &ids, const p4::v1::Update &update)

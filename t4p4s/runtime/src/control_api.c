@@ -15,6 +15,7 @@
 #include "clone.h"
 #include "control_internal.h"
 #include "counters.h"
+#include "multicast.h"
 #include "registers.h"
 #include "tables.h"
 
@@ -718,6 +719,141 @@ t4p4s_ctl_clone_session_read(uint32_t session, uint32_t *port,
 	return 0;
 }
 
+/* ---- multicast groups -------------------------------------------------- */
+
+static int
+check_mcast_group_id(uint32_t group)
+{
+	if (group == 0)
+		return fail(-EINVAL, "multicast group 0 means no multicast");
+	if (group >= T4P4S_CTL_MAX_MCAST_GROUPS)
+		return fail(-EINVAL, "multicast group %u out of range (1..%u)", group,
+			    T4P4S_CTL_MAX_MCAST_GROUPS - 1);
+	return 0;
+}
+
+/* The replicas as the P4Runtime spec ("MulticastGroupEntry") requires:
+ * ports of the port type, instances of EgressInstance_t (egress_rid,
+ * bit<16>), each (port, instance) pair once. */
+static int
+check_replicas(const struct t4p4s_ctl_mcast_replica *r, uint32_t n,
+	       uint32_t metadata_len)
+{
+	if (n > T4P4S_CTL_MAX_MCAST_REPLICAS)
+		return fail(-ENOSPC, "%u replicas; a group has at most %u", n,
+			    T4P4S_CTL_MAX_MCAST_REPLICAS);
+	if (metadata_len > T4P4S_CTL_MAX_MCAST_METADATA)
+		return fail(-ENOSPC, "%u bytes of metadata; at most %u", metadata_len,
+			    T4P4S_CTL_MAX_MCAST_METADATA);
+	unsigned bits = t4p4s_program.port_bits ? t4p4s_program.port_bits : 9;
+	for (uint32_t i = 0; i < n; i++) {
+		if (r[i].port >= (1u << bits))
+			return fail(-EINVAL, "replica %u: port %u does not fit in %u bits",
+				    i, r[i].port, bits);
+		if (r[i].instance > T4P4S_CTL_MAX_MCAST_INSTANCE)
+			return fail(-EINVAL, "replica %u: instance %u does not fit in "
+				    "egress_rid (bit<16>)", i, r[i].instance);
+		/* groups are small and written rarely: quadratic is fine */
+		for (uint32_t j = 0; j < i; j++)
+			if (r[j].port == r[i].port && r[j].instance == r[i].instance)
+				return fail(-EINVAL, "replicas %u and %u are both port %u "
+					    "instance %u", j, i, r[i].port, r[i].instance);
+	}
+	return 0;
+}
+
+static int
+do_mcast_group_write(uint32_t group, bool insert,
+		     const struct t4p4s_ctl_mcast_replica *replicas, uint32_t n,
+		     const void *metadata, uint32_t metadata_len)
+{
+	int ret = check_mcast_group_id(group);
+	if (ret == 0)
+		ret = check_replicas(replicas, n, metadata_len);
+	if (ret != 0)
+		return ret;
+	bool exists = t4p4s_mcast_group_get(group) != NULL;
+	if (insert && exists)
+		return fail(-EEXIST, "multicast group %u exists", group);
+	if (!insert && !exists)
+		return fail(-ENOENT, "no multicast group %u", group);
+	if (t4p4s_mcast_group_publish(group, replicas, n, metadata, metadata_len) != 0)
+		return fail(-ENOMEM, "out of memory for multicast group %u", group);
+	return 0;
+}
+
+int
+t4p4s_ctl_mcast_group_insert(uint32_t group,
+			     const struct t4p4s_ctl_mcast_replica *replicas,
+			     uint32_t n, const void *metadata, uint32_t metadata_len)
+{
+	LOCKED(do_mcast_group_write(group, true, replicas, n, metadata, metadata_len));
+}
+
+int
+t4p4s_ctl_mcast_group_modify(uint32_t group,
+			     const struct t4p4s_ctl_mcast_replica *replicas,
+			     uint32_t n, const void *metadata, uint32_t metadata_len)
+{
+	LOCKED(do_mcast_group_write(group, false, replicas, n, metadata, metadata_len));
+}
+
+static int
+do_mcast_group_delete(uint32_t group)
+{
+	int ret = check_mcast_group_id(group);
+	if (ret != 0)
+		return ret;
+	if (t4p4s_mcast_group_remove(group) != 0)
+		return fail(-ENOENT, "no multicast group %u", group);
+	return 0;
+}
+
+int
+t4p4s_ctl_mcast_group_delete(uint32_t group)
+{
+	LOCKED(do_mcast_group_delete(group));
+}
+
+static int
+do_mcast_group_read(uint32_t group, struct t4p4s_ctl_mcast_replica *replicas,
+		    uint8_t *metadata, uint32_t *metadata_len)
+{
+	const struct t4p4s_mcast_group *g = t4p4s_mcast_group_get(group);
+	if (g == NULL)
+		return fail(-ENOENT, "no multicast group %u", group);
+	for (uint32_t i = 0; i < g->n_replicas; i++) {
+		replicas[i].port = g->replicas[i].port;
+		replicas[i].instance = g->replicas[i].rid;
+	}
+	memcpy(metadata, g->metadata, g->metadata_len);
+	*metadata_len = g->metadata_len;
+	return (int)g->n_replicas;
+}
+
+int
+t4p4s_ctl_mcast_group_read(uint32_t group,
+			   struct t4p4s_ctl_mcast_replica *replicas,
+			   uint8_t *metadata, uint32_t *metadata_len)
+{
+	LOCKED(do_mcast_group_read(group, replicas, metadata, metadata_len));
+}
+
+static int
+do_mcast_group_next(uint32_t after)
+{
+	for (uint32_t g = after + 1; g < T4P4S_CTL_MAX_MCAST_GROUPS && g > after; g++)
+		if (t4p4s_mcast_group_get(g) != NULL)
+			return (int)g;
+	return -ENOENT;
+}
+
+int
+t4p4s_ctl_mcast_group_next(uint32_t after)
+{
+	LOCKED(do_mcast_group_next(after));
+}
+
 /* ---- batches, single entries, defaults, counter writes, reset ---------- */
 
 void
@@ -894,6 +1030,7 @@ do_reset_state(void)
 		t4p4s_register_reset(t4p4s_registers[i]);
 	for (uint32_t s = 0; s < T4P4S_MAX_CLONE_SESSIONS; s++)
 		t4p4s_clone_session_clear(s);
+	t4p4s_mcast_groups_clear();
 	return 0;
 }
 

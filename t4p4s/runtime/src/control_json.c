@@ -738,6 +738,110 @@ cmd_clone_session_delete(struct request *rq, json_t *cmd)
 	return ok_reply();
 }
 
+/* {"group": G, "replicas": [{"port": P, "rid": R}, ...]}: the replicas in
+ * `out` (room for T4P4S_CTL_MAX_MCAST_REPLICAS); the count, or -1 */
+static int
+get_replicas(struct request *rq, json_t *cmd, struct t4p4s_ctl_mcast_replica *out)
+{
+	json_t *list = json_object_get(cmd, "replicas");
+	if (list == NULL)
+		return 0;
+	if (!json_is_array(list)) {
+		set_error(rq, "EINVAL", "\"replicas\": expected a list of "
+			  "{\"port\": P, \"rid\": R}");
+		return -1;
+	}
+	if (json_array_size(list) > T4P4S_CTL_MAX_MCAST_REPLICAS) {
+		set_error(rq, "ENOSPC", "%zu replicas; a group has at most %u",
+			  json_array_size(list), T4P4S_CTL_MAX_MCAST_REPLICAS);
+		return -1;
+	}
+	size_t i;
+	json_t *r;
+	json_array_foreach(list, i, r) {
+		out[i].instance = 0;
+		if (!json_is_object(r)) {
+			set_error(rq, "EINVAL", "replica %zu: expected {\"port\": P, \"rid\": R}", i);
+			return -1;
+		}
+		if (!get_u32(rq, r, "port", true, &out[i].port) ||
+		    !get_u32(rq, r, "rid", false, &out[i].instance))
+			return -1;
+	}
+	return (int)json_array_size(list);
+}
+
+static json_t *
+mcast_group_write(struct request *rq, json_t *cmd,
+		  int (*write)(uint32_t, const struct t4p4s_ctl_mcast_replica *,
+			       uint32_t, const void *, uint32_t))
+{
+	struct t4p4s_ctl_mcast_replica replicas[T4P4S_CTL_MAX_MCAST_REPLICAS];
+	uint32_t group;
+	if (!get_u32(rq, cmd, "group", true, &group))
+		return NULL;
+	int n = get_replicas(rq, cmd, replicas);
+	if (n < 0 || api_failed(rq, write(group, replicas, (uint32_t)n, NULL, 0)))
+		return NULL;
+	return ok_reply();
+}
+
+static json_t *
+cmd_mcast_group_add(struct request *rq, json_t *cmd)
+{
+	return mcast_group_write(rq, cmd, t4p4s_ctl_mcast_group_insert);
+}
+
+static json_t *
+cmd_mcast_group_modify(struct request *rq, json_t *cmd)
+{
+	return mcast_group_write(rq, cmd, t4p4s_ctl_mcast_group_modify);
+}
+
+static json_t *
+cmd_mcast_group_delete(struct request *rq, json_t *cmd)
+{
+	uint32_t group;
+	if (!get_u32(rq, cmd, "group", true, &group) ||
+	    api_failed(rq, t4p4s_ctl_mcast_group_delete(group)))
+		return NULL;
+	return ok_reply();
+}
+
+/* {"group": G}: that group; no group: every group, by id */
+static json_t *
+cmd_mcast_group_read(struct request *rq, json_t *cmd)
+{
+	struct t4p4s_ctl_mcast_replica replicas[T4P4S_CTL_MAX_MCAST_REPLICAS];
+	uint8_t metadata[T4P4S_CTL_MAX_MCAST_METADATA];
+	uint32_t wanted = 0;
+	if (!get_u32(rq, cmd, "group", false, &wanted))
+		return NULL;
+	json_t *groups = json_array();
+	int g = wanted != 0 ? (int)wanted : t4p4s_ctl_mcast_group_next(0);
+	while (g > 0) {
+		uint32_t metadata_len;
+		int n = t4p4s_ctl_mcast_group_read((uint32_t)g, replicas, metadata,
+						   &metadata_len);
+		if (n < 0 && wanted != 0) {
+			json_decref(groups);
+			api_failed(rq, n);
+			return NULL;
+		}
+		if (n >= 0) {
+			json_t *list = json_array();
+			for (int i = 0; i < n; i++)
+				json_array_append_new(list, json_pack(
+					"{s:I, s:I}", "port", (json_int_t)replicas[i].port,
+					"rid", (json_int_t)replicas[i].instance));
+			json_array_append_new(groups, json_pack(
+				"{s:i, s:o}", "group", g, "replicas", list));
+		}
+		g = wanted != 0 ? 0 : t4p4s_ctl_mcast_group_next((uint32_t)g);
+	}
+	return json_pack("{s:b, s:o}", "ok", 1, "groups", groups);
+}
+
 static json_t *
 cmd_stats(struct request *rq __rte_unused, json_t *cmd __rte_unused)
 {
@@ -920,6 +1024,10 @@ static const struct {
 	{ "counter_reset", cmd_counter_reset },
 	{ "clone_session_add", cmd_clone_session_add },
 	{ "clone_session_delete", cmd_clone_session_delete },
+	{ "mcast_group_add", cmd_mcast_group_add },
+	{ "mcast_group_modify", cmd_mcast_group_modify },
+	{ "mcast_group_delete", cmd_mcast_group_delete },
+	{ "mcast_group_read", cmd_mcast_group_read },
 	{ "stats", cmd_stats },
 	{ "ping", cmd_ping },
 	{ "latency_reset", cmd_latency_reset },

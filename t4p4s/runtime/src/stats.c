@@ -25,6 +25,8 @@ static const char *const drop_names[T4P4S_DROP_REASONS] = {
 	[T4P4S_DROP_CLONE_NO_SESSION] = "clone_no_session",
 	[T4P4S_DROP_TX_FULL] = "tx_full",
 	[T4P4S_DROP_TOO_LONG] = "too_long",
+	[T4P4S_DROP_MCAST_NO_GROUP] = "mcast_no_group",
+	[T4P4S_DROP_MCAST_EMPTY_GROUP] = "mcast_empty_group",
 };
 
 struct port_totals {

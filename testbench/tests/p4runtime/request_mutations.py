@@ -1398,12 +1398,17 @@ class Mutator:
             return Case("clone session update type unset", self.clone_update(
                 session, p4r.Update.UNSPECIFIED, 1), INVALID_ARGUMENT)
         if what == "multicast":
-            u = p4r.Update(type=rng.choice((INSERT, MODIFY, DELETE)))
+            kind = rng.choice((INSERT, MODIFY, DELETE))
+            u = p4r.Update(type=kind)
             g = u.entity.packet_replication_engine_entry.multicast_group_entry
             g.multicast_group_id = rng.randint(1, 1000)
             g.replicas.add(egress_port=1)
-            # the target has no multicast groups
-            return Case("multicast group write", u, UNIMPLEMENTED)
+            if kind == INSERT:
+                # spec, "MulticastGroupEntry": (port, instance) pairs unique
+                g.replicas.add(egress_port=1)
+                return Case("multicast group with a replica twice", u, INVALID_ARGUMENT)
+            # the fuzz creates no multicast group
+            return Case("write of a missing multicast group", u, NOT_FOUND)
         update = self.clone_update(session, rng.choice((INSERT, MODIFY)), 1)
         s = update.entity.packet_replication_engine_entry.clone_session_entry
         if what == "port":
@@ -1558,8 +1563,8 @@ class Mutator:
             return Case("read of an empty entity", p4r.Entity(), INVALID_ARGUMENT)
         q = p4r.Entity()
         q.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = \
-            rng.randint(1, 1 << 16)
-        return Case("read of a multicast group (the target has none)", q, NOT_FOUND)
+            rng.randint(1, (1 << 16) - 1)
+        return Case("read of a multicast group (the fuzz creates none)", q, NOT_FOUND)
 
     # -- batches -----------------------------------------------------------------
 

@@ -195,33 +195,6 @@ def test_negative_index_is_invalid_argument(target, names):
                client.read(p4r.Entity(register_entry=p4r.RegisterEntry(register_id=rid))))
 
 
-def multicast_group(group: int) -> p4r.Entity:
-    return p4r.Entity(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
-        multicast_group_entry=p4r.MulticastGroupEntry(multicast_group_id=group)))
-
-
-def test_multicast_groups_read_as_none(target):
-    """The target has no multicast groups: a wildcard read of them is an
-    empty answer (with the clone sessions of the same request), a read of
-    one group NOT_FOUND; writing one stays UNIMPLEMENTED."""
-    client = target.primary()
-    client.write([update("INSERT", packet_replication_engine_entry=clone_session(7, 2))])
-    sessions = p4r.Entity(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
-        clone_session_entry=p4r.CloneSessionEntry()))
-    assert client.read(multicast_group(0)) == []
-    assert [e.packet_replication_engine_entry for e in
-            client.read(multicast_group(0), sessions)] == [clone_session(7, 2)]
-    with pytest.raises(grpc.RpcError) as error:
-        client.read(multicast_group(5))
-    assert codes(error.value) == [Code.NOT_FOUND.value[0]]
-    group = multicast_group(5)
-    group.packet_replication_engine_entry.multicast_group_entry.replicas.add(egress_port=1)
-    with pytest.raises(grpc.RpcError) as error:
-        client.write([update("INSERT", packet_replication_engine_entry=
-                             group.packet_replication_engine_entry)])
-    assert codes(error.value) == [Code.UNIMPLEMENTED.value[0]]
-
-
 def test_action_profiles_read_as_none(target):
     """The target has no action profiles: wildcard reads of their members
     and groups find nothing, a read naming a profile is NOT_FOUND."""

@@ -353,7 +353,8 @@ def test_registers_counters_clone_sessions(runtime):
     stats = rt.ok("stats")
     assert [p["port"] for p in stats["ports"]] == [0, 1]
     assert set(stats["drops"]) == {"pipeline", "bad_port", "no_room",
-                                   "clone_failed", "clone_no_session", "tx_full", "too_long"}
+                                   "clone_failed", "clone_no_session", "tx_full", "too_long",
+                                   "mcast_no_group", "mcast_empty_group"}
     assert stats["lcores"][0]["queues"][0]["polls"] > 0
 
 

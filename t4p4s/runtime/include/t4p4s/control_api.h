@@ -135,6 +135,40 @@ int t4p4s_ctl_clone_session_add(uint32_t session, uint32_t port,
 				uint32_t truncate);
 int t4p4s_ctl_clone_session_delete(uint32_t session);
 
+/* Multicast groups (the packet replication engine). Group ids are
+ * 1..T4P4S_CTL_MAX_MCAST_GROUPS-1 (mcast_grp is bit<16>; 0 means no
+ * multicast). A replica's port must fit the program's port width, its
+ * instance bit<16> (egress_rid), and no (port, instance) pair may repeat:
+ * otherwise -EINVAL. Insert of an existing group -EEXIST, modify or delete
+ * of a missing one -ENOENT, more than T4P4S_CTL_MAX_MCAST_REPLICAS
+ * replicas or T4P4S_CTL_MAX_MCAST_METADATA bytes of metadata -ENOSPC.
+ * `metadata` is the controller's, returned by reads. */
+#define T4P4S_CTL_MAX_MCAST_GROUPS 65536
+#define T4P4S_CTL_MAX_MCAST_REPLICAS 4096
+#define T4P4S_CTL_MAX_MCAST_METADATA 4096
+#define T4P4S_CTL_MAX_MCAST_INSTANCE 0xFFFF
+struct t4p4s_ctl_mcast_replica {
+	uint32_t port;
+	uint32_t instance;
+};
+int t4p4s_ctl_mcast_group_insert(uint32_t group,
+				 const struct t4p4s_ctl_mcast_replica *replicas,
+				 uint32_t n, const void *metadata,
+				 uint32_t metadata_len);
+int t4p4s_ctl_mcast_group_modify(uint32_t group,
+				 const struct t4p4s_ctl_mcast_replica *replicas,
+				 uint32_t n, const void *metadata,
+				 uint32_t metadata_len);
+int t4p4s_ctl_mcast_group_delete(uint32_t group);
+/* Group `group`'s replicas into `replicas` (room for
+ * T4P4S_CTL_MAX_MCAST_REPLICAS) and metadata into `metadata` (room for
+ * T4P4S_CTL_MAX_MCAST_METADATA bytes): the number of replicas, or -ENOENT. */
+int t4p4s_ctl_mcast_group_read(uint32_t group,
+			       struct t4p4s_ctl_mcast_replica *replicas,
+			       uint8_t *metadata, uint32_t *metadata_len);
+/* The smallest group id above `after` that exists, or -ENOENT. */
+int t4p4s_ctl_mcast_group_next(uint32_t after);
+
 /* ---- used by the P4Runtime server ----------------------------------- */
 
 /* Hold the control mutex across several calls (it is recursive): a batch
@@ -168,9 +202,9 @@ int t4p4s_ctl_clone_session_read(uint32_t session, uint32_t *port,
 
 /* The forwarding state as the program starts: every table emptied but for
  * its const entries, default actions as declared, counters and registers
- * zero, no clone session. Registers kept in a registers file
- * (--registers-file) are left as they are: they outlive the process and
- * its pipeline commits. */
+ * zero, no clone session, no multicast group. Registers kept in a
+ * registers file (--registers-file) are left as they are: they outlive the
+ * process and its pipeline commits. */
 int t4p4s_ctl_reset_state(void);
 
 #ifdef __cplusplus

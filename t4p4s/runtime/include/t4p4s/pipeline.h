@@ -205,6 +205,10 @@ enum t4p4s_drop_reason {
 	T4P4S_DROP_TX_FULL,        /* tx queue full */
 	T4P4S_DROP_TOO_LONG,       /* longer than the egress port can carry
 				    * (net_af_packet: its ring's frame size) */
+	T4P4S_DROP_MCAST_NO_GROUP, /* mcast_grp names a group the control
+				    * plane has not created (or deleted) */
+	T4P4S_DROP_MCAST_EMPTY_GROUP, /* mcast_grp names a group without
+				       * replicas */
 	T4P4S_DROP_REASONS,
 };
 
@@ -246,6 +250,30 @@ t4p4s_clone_share(struct rte_mbuf *m)
 		rte_mbuf_refcnt_update(seg, 1);
 	return m;
 }
+
+/* Multicast (the packet replication engine): after ingress, a packet
+ * whose standard_metadata.mcast_grp is not 0 leaves as one copy per replica
+ * of that group, each through egress with egress_port = port and
+ * egress_rid = rid (P4Runtime MulticastGroupEntry; STF mc_mgrp_create). */
+struct t4p4s_mcast_replica {
+	uint32_t port;
+	uint32_t rid;              /* P4Runtime Replica.instance */
+};
+
+struct t4p4s_mcast_group {
+	uint32_t n_replicas;
+	uint32_t metadata_len;     /* P4Runtime's opaque metadata, for reads */
+	const uint8_t *metadata;
+	struct t4p4s_mcast_replica replicas[];
+};
+
+/* Group `group` as the lcore sees it now, or NULL when the control plane
+ * has not created it (the caller drops the packet as
+ * T4P4S_DROP_MCAST_NO_GROUP, or T4P4S_DROP_MCAST_EMPTY_GROUP for a group
+ * without replicas). The group stays valid until the end of this lcore's
+ * poll round (RCU), so the caller replicates from it without a lock. */
+const struct t4p4s_mcast_group *t4p4s_mcast_group(struct t4p4s_lcore *lc,
+						  uint32_t group);
 
 /* Cut `m` (any number of segments) to its first `len` bytes; the segments
  * past them are freed. rte_pktmbuf_trim() only trims within the last
