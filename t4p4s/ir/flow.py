@@ -3,7 +3,8 @@
 The front end uses ``always_returns`` to reject a non-void function with a
 path that ends without ``return`` (P4-16 "Function declarations"); the mid
 end uses both helpers to turn early returns into structured code when it
-inlines a function (``midend/inline_functions.py``).
+inlines a function (``midend/inline_functions.py``). ``walk`` lists a
+subtree's nodes for both and for the inlining of sub-controls.
 """
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import dataclasses
 
 from . import nodes as N
 
-# Fields that point at declarations elsewhere rather than owning a subtree.
-_REFERENCES = frozenset({"decl", "callee", "action", "type", "type_bindings",
-                         "constructor", "src"})
+# Fields that point at declarations elsewhere rather than owning a subtree:
+# walks and copies of a subtree (here and in midend/inline_controls.py) skip them.
+REFERENCE_FIELDS = frozenset({"decl", "callee", "action", "type", "type_bindings",
+                              "constructor", "src"})
 
 
 def always_returns(s) -> bool:
@@ -61,5 +63,5 @@ def walk(tree):
         elif isinstance(value, (N.Node, N.Annotation)):
             yield value
             for f in dataclasses.fields(value):
-                if f.name not in _REFERENCES:
+                if f.name not in REFERENCE_FIELDS:
                     stack.append(getattr(value, f.name))

@@ -32,11 +32,8 @@ import itertools
 
 from ..diagnostics import CompileError
 from ..ir import nodes as ir
+from ..ir.flow import REFERENCE_FIELDS, walk
 from ..ir import types as T
-
-# Fields that refer to declarations elsewhere instead of owning a subtree.
-_REFERENCE_FIELDS = frozenset({"decl", "callee", "action", "type", "type_bindings",
-                               "constructor", "src"})
 
 
 def inline_sub_controls(program: ir.Program) -> None:
@@ -83,7 +80,7 @@ def _check_inlinable(inst: ir.Instantiation, callee: ir.ControlDecl) -> None:
     if callee.ctor_params or inst.args:
         raise CompileError.at(inst.src, f"unsupported: sub-control '{callee.name}' with "
                               f"constructor parameters")
-    for node in _walk(callee.body):
+    for node in walk(callee.body):
         if isinstance(node, ir.ReturnStmt):
             raise CompileError.at(node.src, f"unsupported: 'return' in the apply block of "
                                   f"'{callee.name}', which is applied as a sub-control")
@@ -91,7 +88,7 @@ def _check_inlinable(inst: ir.Instantiation, callee: ir.ControlDecl) -> None:
 
 def _applies_by_instance(body) -> dict[int, list[ir.MethodCall]]:
     applies: dict[int, list[ir.MethodCall]] = {}
-    for node in _walk(body):
+    for node in walk(body):
         if isinstance(node, ir.MethodCall) and node.kind == ir.CallKind.CONTROL_APPLY:
             applies.setdefault(id(node.callee), []).append(node)
     return applies
@@ -226,13 +223,13 @@ class _Cloner:
         new = copy.copy(value)
         self.mapping[id(value)] = new
         for f in dataclasses.fields(value):
-            if f.name not in _REFERENCE_FIELDS:
+            if f.name not in REFERENCE_FIELDS:
                 setattr(new, f.name, self.clone(getattr(value, f.name)))
         return new
 
     @staticmethod
     def fix_references(tree, mapping: dict[int, object]) -> None:
-        for node in _walk(tree):
+        for node in walk(tree):
             for name in ("decl", "callee", "action"):
                 target = getattr(node, name, None)
                 if target is not None and id(target) in mapping:
@@ -248,22 +245,6 @@ def _remap_type(t, mapping):
     if isinstance(t, T.TypeNamed) and id(t.decl) in mapping:
         return dataclasses.replace(t, decl=mapping[id(t.decl)])
     return t
-
-
-def _walk(tree):
-    """Every IR node of a subtree, not following references."""
-    stack = [tree]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, (list, tuple)):
-            stack.extend(value)
-        elif isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, (ir.Node, ir.Annotation)):
-            yield value
-            for f in dataclasses.fields(value):
-                if f.name not in _REFERENCE_FIELDS:
-                    stack.append(getattr(value, f.name))
 
 
 def _substitute(tree, substitutes: dict[int, ir.Expression]):
@@ -284,9 +265,9 @@ def _replace_nodes(tree, replace):
     their parents), returning the possibly replaced root."""
     if isinstance(tree, list):
         return [_replace_nodes(v, replace) for v in tree]
-    for node in list(_walk(tree)):
+    for node in list(walk(tree)):
         for f in dataclasses.fields(node):
-            if f.name in _REFERENCE_FIELDS:
+            if f.name in REFERENCE_FIELDS:
                 continue
             value = getattr(node, f.name)
             if isinstance(value, list):
