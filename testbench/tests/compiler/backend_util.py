@@ -1,4 +1,5 @@
-"""Helpers for the back-end tests: P4 text -> bound program / P4Info / C."""
+"""Helpers for the compiler tests: P4 text for the front-end tests; P4 text
+-> bound program / P4Info / C for the back-end tests."""
 from __future__ import annotations
 
 import subprocess
@@ -16,6 +17,39 @@ STF_PROGRAMS = sorted((REPO / "testbench" / "p4" / "t4p4s").glob("*.p4"))
 RUNTIME_INCLUDE = REPO / "t4p4s" / "runtime" / "include"
 
 PRELUDE = "#include <core.p4>\n#include <v1model.p4>\n"
+
+# A v1model program for the front-end tests: header h_t with the fields
+# given, a stack of two, the declarations given from line 6 (each ending in a
+# newline), the ingress control's body given on the line after "control I".
+FRONTEND_SKELETON = PRELUDE + """header h_t {{ {fields} }}
+struct H {{ h_t h; h_t[2] hs; }}
+struct M {{ bit<8> m; }}
+{declarations}parser P(packet_in p, out H hdr, inout M meta, inout standard_metadata_t sm) {{
+    state start {{ p.extract(hdr.h); transition accept; }}
+}}
+control V(inout H hdr, inout M meta) {{ apply {{ }} }}
+control I(inout H hdr, inout M meta, inout standard_metadata_t sm) {{
+{ingress}
+}}
+control E(inout H hdr, inout M meta, inout standard_metadata_t sm) {{ apply {{ }} }}
+control C(inout H hdr, inout M meta) {{ apply {{ }} }}
+control D(packet_out p, in H hdr) {{ apply {{ p.emit(hdr.h); }} }}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def frontend_program(ingress: str, fields: str = "bit<8> a; bit<16> b; bit<12> sn;",
+                     declarations: str = "") -> str:
+    return FRONTEND_SKELETON.format(fields=fields, declarations=declarations, ingress=ingress)
+
+
+def functions_program(functions: str, apply: str) -> str:
+    """`functions` declared from line 6 (a blank line when there are none),
+    `apply` the ingress control's apply block, on line 12 after one line of
+    functions; h_t's fields a and b both bit<8>."""
+    return frontend_program(f"    apply {{ {apply} }}", fields="bit<8> a; bit<8> b;",
+                            declarations=textwrap.dedent(functions).strip("\n") + "\n")
+
 
 # A v1model program: Ethernet and a wide header, the ingress control's body
 # given, the parser extracting and the deparser emitting the headers named.

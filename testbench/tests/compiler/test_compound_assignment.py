@@ -7,12 +7,12 @@ from t4p4s.diagnostics import CompileError
 from t4p4s.frontend import compile_frontend
 from t4p4s.ir import nodes as N
 
-from test_functions import SKELETON
+from backend_util import functions_program
 
 
 def compile_apply(tmp_path, apply: str):
     path = tmp_path / "prog.p4"
-    path.write_text(SKELETON % ("", apply))
+    path.write_text(functions_program("", apply))
     return compile_frontend(str(path))
 
 
@@ -42,7 +42,7 @@ def test_every_operator_becomes_an_assignment_of_the_binary_operation(tmp_path, 
 ])
 def test_rejected(tmp_path, apply, col, message):
     path = tmp_path / "prog.p4"
-    path.write_text(SKELETON % ("", apply))
+    path.write_text(functions_program("", apply))
     with pytest.raises(CompileError) as info:
         compile_frontend(str(path))
     assert str(info.value) == f"{path}:12:{col}: error: {message}"

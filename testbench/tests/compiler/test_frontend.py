@@ -10,26 +10,11 @@ from t4p4s.frontend import compile_frontend
 from t4p4s.ir import nodes as N
 from t4p4s.ir import types as T
 
+from backend_util import PRELUDE, frontend_program
+
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "p4", "frontend")
 
-PRELUDE = "#include <core.p4>\n#include <v1model.p4>\n"
-# A minimal v1model skeleton; tests splice code into the ingress control.
-SKELETON = PRELUDE + """header h_t { bit<8> a; bit<16> b; bit<12> sn; }
-struct H { h_t h; h_t[2] hs; }
-struct M { bit<8> m; }
-parser P(packet_in p, out H hdr, inout M meta, inout standard_metadata_t sm) {
-    state start { p.extract(hdr.h); transition accept; }
-}
-control V(inout H hdr, inout M meta) { apply { } }
-control I(inout H hdr, inout M meta, inout standard_metadata_t sm) {
-%s
-}
-control E(inout H hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
-control C(inout H hdr, inout M meta) { apply { } }
-control D(packet_out p, in H hdr) { apply { p.emit(hdr.h); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
-"""
-INGRESS_LINE = 11          # line of the first spliced line in SKELETON
+INGRESS_LINE = 11          # line of the first line given to frontend_program
 
 
 def compile_text(tmp_path, text, name="prog.p4"):
@@ -49,7 +34,7 @@ def error_of(tmp_path, text, name="prog.p4"):
 
 
 def ingress(code):
-    return SKELETON % textwrap.indent(textwrap.dedent(code).strip("\n"), "    ")
+    return frontend_program(textwrap.indent(textwrap.dedent(code).strip("\n"), "    "))
 
 
 def find(decls, name):

@@ -2,8 +2,6 @@
 file:line:col) and what the mid end leaves for the back end (no function,
 no call of one). How inlined functions behave on packets is tested by
 testbench/p4/t4p4s/functions.stf (test_stf_programs)."""
-import textwrap
-
 import pytest
 
 from t4p4s.diagnostics import CompileError
@@ -12,29 +10,9 @@ from t4p4s.ir import flow
 from t4p4s.ir import nodes as N
 from t4p4s.midend import v1model
 
-SKELETON = """#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<8> b; }
-struct H { h_t h; h_t[2] hs; }
-struct M { bit<8> m; }
-%s
-parser P(packet_in p, out H hdr, inout M meta, inout standard_metadata_t sm) {
-    state start { p.extract(hdr.h); transition accept; }
-}
-control V(inout H hdr, inout M meta) { apply { } }
-control I(inout H hdr, inout M meta, inout standard_metadata_t sm) {
-    apply { %s }
-}
-control E(inout H hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
-control C(inout H hdr, inout M meta) { apply { } }
-control D(packet_out p, in H hdr) { apply { p.emit(hdr.h); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
-"""
+from backend_util import functions_program
+
 FUNCTIONS_LINE = 6           # first line of the spliced function declarations
-
-
-def program(functions: str, apply: str) -> str:
-    return SKELETON % (textwrap.dedent(functions).strip("\n"), apply)
 
 
 def error_of(tmp_path, text: str) -> str:
@@ -52,7 +30,7 @@ def at(tmp_path, line: int, col: int, message: str) -> str:
 
 
 def test_recursion_is_rejected_at_the_call(tmp_path):
-    msg = error_of(tmp_path, program("""
+    msg = error_of(tmp_path, functions_program("""
         bit<8> f(in bit<8> x) {
             return f(x - 1);
         }
@@ -62,7 +40,7 @@ def test_recursion_is_rejected_at_the_call(tmp_path):
 
 
 def test_a_path_without_return_is_rejected_at_the_closing_brace(tmp_path):
-    msg = error_of(tmp_path, program("""
+    msg = error_of(tmp_path, functions_program("""
         bit<8> f(in bit<8> x) {
             if (x == 0) {
                 return 1;
@@ -75,7 +53,7 @@ def test_a_path_without_return_is_rejected_at_the_closing_brace(tmp_path):
 
 def test_returns_on_both_branches_and_after_a_switch_with_default_are_enough(tmp_path):
     path = tmp_path / "prog.p4"
-    path.write_text(program("""
+    path.write_text(functions_program("""
         bit<8> f(in bit<8> x) {
             if (x == 0) { return 1; } else { return 2; }
         }
@@ -91,7 +69,7 @@ def test_returns_on_both_branches_and_after_a_switch_with_default_are_enough(tmp
 
 
 def test_out_argument_that_is_not_an_lvalue(tmp_path):
-    msg = error_of(tmp_path, program("""
+    msg = error_of(tmp_path, functions_program("""
         void g(out bit<8> y) { y = 1; }
     """, "g(hdr.h.a + 1);"))
     assert msg == at(tmp_path, 12, 15, "expression is not assignable (not an l-value: only "
@@ -127,11 +105,11 @@ def test_out_argument_that_is_not_an_lvalue(tmp_path):
      "unsupported: generic function 'f'"),
 ])
 def test_rejected_functions(tmp_path, functions, apply, line, col, message):
-    assert error_of(tmp_path, program(functions, apply)) == at(tmp_path, line, col, message)
+    assert error_of(tmp_path, functions_program(functions, apply)) == at(tmp_path, line, col, message)
 
 
 def test_a_call_in_a_table_key_is_rejected_as_unsupported(tmp_path):
-    text = program("bit<8> f(in bit<8> x) { return x; }", "t.apply();").replace(
+    text = functions_program("bit<8> f(in bit<8> x) { return x; }", "t.apply();").replace(
         "    apply { t.apply(); }",
         "    table t { key = { f(hdr.h.a) : exact; } actions = { NoAction; } }\n"
         "    apply { t.apply(); }")
@@ -142,7 +120,7 @@ def test_a_call_in_a_table_key_is_rejected_as_unsupported(tmp_path):
 
 def test_back_ends_see_no_function_and_no_call_of_one(tmp_path):
     path = tmp_path / "prog.p4"
-    path.write_text(program("""
+    path.write_text(functions_program("""
         bit<8> inc(in bit<8> x) { return x + 1; }
         bit<8> twice(inout bit<8> x) { x = inc(x); if (x == 3) { return x; } return inc(x); }
     """, "if (twice(hdr.h.a) == twice(hdr.h.b)) { hdr.h.a = 0; }"))
