@@ -7,6 +7,7 @@ import contextlib
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,19 +31,37 @@ def gnb_builds(compiled):
 
 
 @contextlib.contextmanager
-def nic_on_veths(start_target, nic_build, n_ports: int) -> Iterator[tuple[object, PortCapture]]:
-    """(target, PortCapture): the NIC build with its first n_ports ports on
-    veth pairs (net_af_packet), the other ends captured; the veths and the
-    capture are gone afterwards."""
+def target_on_veths(start_target, build, n_ports: int) -> Iterator[tuple[object, PortCapture]]:
+    """(target, PortCapture): the build (a NIC's or a host's) with its first
+    n_ports ports on veth pairs (net_af_packet), the other ends captured;
+    the veths and the capture are gone afterwards."""
     veths = VethPorts(n_ports)
     capture = PortCapture(veths.pairs)
     try:
         yield start_target(vdevs=[f"net_af_packet{p},iface={pair.dp}"
                                   for p, pair in enumerate(veths.pairs)],
-                           build=nic_build), capture
+                           build=build), capture
     finally:
         capture.close()
         veths.close()
+
+
+def wait_for(capture: PortCapture, port: int, count: int, timeout: float = 10.0) -> None:
+    """Until `port` has captured at least `count` frames."""
+    deadline = time.monotonic() + timeout
+    while len(capture.snapshot()[port]) < count:
+        assert time.monotonic() < deadline, \
+            f"port {port}: {len(capture.snapshot()[port])} of {count} frames"
+        time.sleep(0.01)
+
+
+def receive(capture: PortCapture, port: int, count: int, timeout: float = 10.0) -> list[bytes]:
+    """The `count` frames `port` captured, checked to be all of them."""
+    wait_for(capture, port, count, timeout)
+    time.sleep(0.2)     # nothing more may come
+    frames = capture.snapshot()[port]
+    assert len(frames) == count
+    return frames
 
 
 def write_topology(path: Path, targets: list[dict], timeout: float = 5.0) -> Path:
@@ -54,6 +73,17 @@ def write_topology(path: Path, targets: list[dict], timeout: float = 5.0) -> Pat
                   for key, v in target.items()]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def write_controlled_topology(path: Path, gnb_builds, nic, host) -> Path:
+    """nic0 and host0 (behind nic0's VF 0), each with its control socket."""
+    return write_topology(path, [
+        {"name": "nic0", "role": "nic", "address": nic.address,
+         "p4info": gnb_builds["nic"].p4info_text_path,
+         "control": nic.runtime.control_path},
+        {"name": "host0", "role": "host", "address": host.address,
+         "p4info": gnb_builds["host"].p4info_text_path, "nic": "nic0", "vf": 0,
+         "control": host.runtime.control_path}])
 
 
 @pytest.fixture

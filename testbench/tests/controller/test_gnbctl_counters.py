@@ -6,12 +6,10 @@ included, --target picks targets, also after the subcommand."""
 from __future__ import annotations
 
 import subprocess
-import time
 
 import pytest
 
-from conftest import GNBCTL, nic_on_veths, write_topology
-from t4p4s.stf.veth import PortCapture
+from conftest import GNBCTL, target_on_veths, wait_for, write_topology
 from testbench.gnb.frames import DownlinkPacket
 from testbench.topology.traffic import generated_drb
 
@@ -28,7 +26,7 @@ def counted(start_target, gnb_builds, gnbctl, tmp_path):
     build on net_null) has counted nothing."""
     host = start_target(vdevs=["net_null0,no-rx=1", "net_null1,no-rx=1"],
                         build=gnb_builds["host"])
-    with nic_on_veths(start_target, gnb_builds["nic"], 3) as (nic, capture):
+    with target_on_veths(start_target, gnb_builds["nic"], 3) as (nic, capture):
         topology = write_topology(tmp_path / "topology.toml", [
             {"name": "nic0", "role": "nic", "address": nic.address,
              "p4info": gnb_builds["nic"].p4info_text_path},
@@ -47,13 +45,6 @@ def counted(start_target, gnb_builds, gnbctl, tmp_path):
                         sum(len(f) for p, f in zip(packets, frames) if p.drb.drb_index == drb))
                   for drb in (2, 5)}
         yield topology, counts, len(unknown)
-
-
-def wait_for(capture: PortCapture, port: int, count: int, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while len(capture.snapshot()[port]) < count:
-        assert time.monotonic() < deadline, f"port {port}: {len(capture.snapshot()[port])}"
-        time.sleep(0.01)
 
 
 def piped(topology, *args) -> list[str]:

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import GNBCTL, nic_on_veths, write_topology
+from conftest import (GNBCTL, target_on_veths, wait_for, write_controlled_topology,
+                      write_topology)
 from controller.counters import DROP_REASONS
 from controller.launch.baas import build as build_baas, start_on_port
 from controller.launch.power import PowerSidecar, PowerSpec
@@ -120,13 +121,6 @@ def exporters():
             e.process.communicate()
 
 
-def wait_for(capture, port: int, count: int, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while len(capture.snapshot()[port]) < count:
-        assert time.monotonic() < deadline, f"port {port}: {len(capture.snapshot()[port])}"
-        time.sleep(0.01)
-
-
 @pytest.fixture
 def gnb(start_target, gnb_builds, gnbctl, tmp_path):
     """(topology, capture, nic): the NIC with its N3, radio and BaaS ports
@@ -134,14 +128,8 @@ def gnb(start_target, gnb_builds, gnbctl, tmp_path):
     sockets in the topology, DRBs 0..15 loaded, offload 0%."""
     host = start_target(vdevs=["net_null0,no-rx=1", "net_null1,no-rx=1"],
                         build=gnb_builds["host"])
-    with nic_on_veths(start_target, gnb_builds["nic"], 3) as (nic, capture):
-        topology = write_topology(tmp_path / "topology.toml", [
-            {"name": "nic0", "role": "nic", "address": nic.address,
-             "p4info": gnb_builds["nic"].p4info_text_path,
-             "control": nic.runtime.control_path},
-            {"name": "host0", "role": "host", "address": host.address,
-             "p4info": gnb_builds["host"].p4info_text_path, "nic": "nic0", "vf": 0,
-             "control": host.runtime.control_path}])
+    with target_on_veths(start_target, gnb_builds["nic"], 3) as (nic, capture):
+        topology = write_controlled_topology(tmp_path / "topology.toml", gnb_builds, nic, host)
         assert gnbctl(topology, "pipeline", "push")[0] == 0
         assert gnbctl(topology, "drb", "load", "--count", N_DRBS)[0] == 0
         assert gnbctl(topology, "offload", "set", 0)[0] == 0

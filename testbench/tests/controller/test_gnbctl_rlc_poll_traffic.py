@@ -13,7 +13,7 @@ import time
 import pytest
 from scapy.layers.l2 import Ether
 
-from conftest import nic_on_veths, write_topology
+from conftest import target_on_veths, wait_for, write_topology
 from t4p4s.stf.veth import PortCapture
 from testbench.gnb.frames import (POLL_INFINITY, DlDrb, DownlinkPacket, SequenceNumbers,
                                   expected_downlink)
@@ -27,7 +27,7 @@ N3, RADIO, BAAS = range(3)
 @pytest.fixture
 def nic(start_target, gnb_builds, tmp_path):
     """(topology, PortCapture): the NIC alone, its N3, radio and BaaS ports on veths."""
-    with nic_on_veths(start_target, gnb_builds["nic"], 3) as (target, capture):
+    with target_on_veths(start_target, gnb_builds["nic"], 3) as (target, capture):
         yield write_topology(tmp_path / "topology.toml", [
             {"name": "nic0", "role": "nic", "address": target.address,
              "p4info": gnb_builds["nic"].p4info_text_path}]), capture
@@ -39,11 +39,7 @@ def send_and_receive(capture: PortCapture, packets: list[DownlinkPacket],
     before = len(capture.snapshot()[RADIO])
     for packet in packets:
         capture.send(N3, packet.n3_frame())
-    deadline = time.monotonic() + timeout
-    while len(capture.snapshot()[RADIO]) < before + len(packets):
-        assert time.monotonic() < deadline, \
-            f"{len(capture.snapshot()[RADIO]) - before} of {len(packets)} radio frames"
-        time.sleep(0.01)
+    wait_for(capture, RADIO, before + len(packets), timeout)
     time.sleep(0.2)     # nothing more may come
     return capture.snapshot()[RADIO][before:]
 

@@ -12,15 +12,12 @@ between them as the wire would: NIC VF port -> host N3, host radio port ->
 NIC return port."""
 from __future__ import annotations
 
-import contextlib
 import subprocess
-import time
 
 import pytest
 
-from conftest import GNBCTL, nic_on_veths, write_topology
+from conftest import GNBCTL, receive, target_on_veths, write_controlled_topology
 from t4p4s.stf.control import ControlClient, ControlError
-from t4p4s.stf.veth import PortCapture, VethPorts
 from testbench.gnb.frames import DownlinkPacket
 from testbench.topology.traffic import generated_drb
 
@@ -30,48 +27,15 @@ N_DRBS = 8
 N_FRAMES = 12
 
 
-@contextlib.contextmanager
-def host_on_veths(start_target, host_build):
-    """(target, PortCapture): the host build, ports 0 (N3), 1 (radio), 2
-    (BaaS) on veth pairs."""
-    veths = VethPorts(3)
-    capture = PortCapture(veths.pairs)
-    try:
-        yield start_target(vdevs=[f"net_af_packet{p},iface={pair.dp}"
-                                  for p, pair in enumerate(veths.pairs)],
-                           build=host_build), capture
-    finally:
-        capture.close()
-        veths.close()
-
-
-def receive(capture: PortCapture, port: int, count: int, timeout: float = 10.0) -> list[bytes]:
-    deadline = time.monotonic() + timeout
-    while len(capture.snapshot()[port]) < count:
-        assert time.monotonic() < deadline, \
-            f"port {port}: {len(capture.snapshot()[port])} of {count} frames"
-        time.sleep(0.01)
-    time.sleep(0.2)     # nothing more may come
-    frames = capture.snapshot()[port]
-    assert len(frames) == count
-    return frames
-
-
 @pytest.fixture
 def hybrid(start_target, gnb_builds, gnbctl, tmp_path):
     """(topology, nic, host, {drb: frames the host built}): N_FRAMES
     downlink G-PDUs offloaded by the NIC (100%), made into radio frames by
     the host, numbered and forwarded by the NIC; both targets' control
     sockets in the topology."""
-    with nic_on_veths(start_target, gnb_builds["nic"], 5) as (nic, nic_wire), \
-            host_on_veths(start_target, gnb_builds["host"]) as (host, host_wire):
-        topology = write_topology(tmp_path / "topology.toml", [
-            {"name": "nic0", "role": "nic", "address": nic.address,
-             "p4info": gnb_builds["nic"].p4info_text_path,
-             "control": nic.runtime.control_path},
-            {"name": "host0", "role": "host", "address": host.address,
-             "p4info": gnb_builds["host"].p4info_text_path, "nic": "nic0", "vf": 0,
-             "control": host.runtime.control_path}])
+    with target_on_veths(start_target, gnb_builds["nic"], 5) as (nic, nic_wire), \
+            target_on_veths(start_target, gnb_builds["host"], 3) as (host, host_wire):
+        topology = write_controlled_topology(tmp_path / "topology.toml", gnb_builds, nic, host)
         assert gnbctl(topology, "pipeline", "push")[0] == 0
         assert gnbctl(topology, "drb", "load", "--count", N_DRBS)[0] == 0
         assert gnbctl(topology, "offload", "set", 100)[0] == 0

@@ -5,12 +5,9 @@ makes the radio frames itself, at 100 % the same G-PDUs leave on the
 host's VF port byte for byte as they came in on N3."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from conftest import nic_on_veths, write_topology
-from t4p4s.stf.veth import PortCapture
+from conftest import receive, target_on_veths, write_topology
 from testbench.gnb.frames import DownlinkPacket, SequenceNumbers, expected_downlink
 from testbench.topology.traffic import generated_drb
 
@@ -34,25 +31,15 @@ def live_nic(start_target, gnb_builds, tmp_path):
     hosts)."""
     host = start_target(vdevs=["net_null0,no-rx=1", "net_null1,no-rx=1"],
                         build=gnb_builds["host"])
-    with nic_on_veths(start_target, gnb_builds["nic"], 5) as (nic, capture):
+    with target_on_veths(start_target, gnb_builds["nic"], 5) as (nic, capture):
         yield _topology(tmp_path, nic, gnb_builds, host.address), capture
 
 
 @pytest.fixture
 def nic_with_dead_host(start_target, gnb_builds, tmp_path):
     """(topology, PortCapture): the NIC on veths; nothing answers at host0's address."""
-    with nic_on_veths(start_target, gnb_builds["nic"], 5) as (nic, capture):
+    with target_on_veths(start_target, gnb_builds["nic"], 5) as (nic, capture):
         yield _topology(tmp_path, nic, gnb_builds, "127.0.0.1:1"), capture
-
-
-def receive(capture: PortCapture, port: int, count: int, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while len(capture.snapshot()[port]) < count:
-        assert time.monotonic() < deadline, \
-            f"port {port}: {len(capture.snapshot()[port])} of {count} frames"
-        time.sleep(0.01)
-    time.sleep(0.2)     # nothing more may come
-    return capture.snapshot()[port]
 
 
 def test_counters_and_a_live_offload_shift(live_nic, gnbctl):
