@@ -127,8 +127,9 @@ def field_list_paths(t, path: str) -> dict:
         p = f"{path}.{f.name}"
         for a in f.annotations:
             if a.name == "field_list":
-                for arg in a.args:
-                    v = arg.value if isinstance(arg, ir.IntLiteral) else int(str(arg), 0)
+                for number in a.args:
+                    v = number.value if isinstance(number, ir.IntLiteral) \
+                        else int(str(number), 0)
                     out.setdefault(v, []).append(p)
         if isinstance(f.type, T.TypeStruct):
             for k, v in field_list_paths(f.type, p).items():
