@@ -280,6 +280,15 @@ def _refused(config: TargetConfig, topology: Topology, e: P4ClientError) -> Gnbc
                              f"arbitration: {said}")
 
 
+def _raise_first_failure(attempts: list) -> None:
+    """Raises the first failure (in the order of the targets) of attempts
+    gathered with return_exceptions: every attempt has ended by then, so
+    what the others opened can be closed."""
+    for attempt in attempts:
+        if isinstance(attempt, BaseException):
+            raise attempt
+
+
 @contextlib.asynccontextmanager
 async def session(topology: Topology, configs: list[TargetConfig]):
     """Connected, primary Targets (in the order of configs), closed on
@@ -292,9 +301,7 @@ async def session(topology: Topology, configs: list[TargetConfig]):
                                         return_exceptions=True)
         connected = [t for t in attempts if isinstance(t, Target)]
         try:
-            for attempt in attempts:
-                if isinstance(attempt, BaseException):
-                    raise attempt
+            _raise_first_failure(attempts)
             yield connected
         finally:
             for target in connected:
@@ -480,9 +487,7 @@ async def reading(topology: Topology, configs: list[TargetConfig]):
         attempts = await asyncio.gather(
             *(_reader(c, ch, topology.timeout) for c, ch in zip(configs, channels)),
             return_exceptions=True)
-        for attempt in attempts:
-            if isinstance(attempt, BaseException):
-                raise attempt
+        _raise_first_failure(attempts)
         yield attempts
     finally:
         for channel in channels:
