@@ -198,6 +198,34 @@ create_tx_buffers(struct t4p4s_lcore *lc)
 	return 0;
 }
 
+/* net_af_packet (DPDK 22.11) opens its socket for every interface
+ * (ETH_P_ALL) and sets up its rx ring before bind() narrows the socket to
+ * its own: frames of other interfaces (loopback gRPC, other veths) that
+ * arrive in between sit in the ring and would reach the pipeline as this
+ * port's first frames. Nothing is anybody's traffic before the port
+ * starts, so what is queued then is discarded, and said. */
+static void
+discard_frames_of_other_interfaces(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	if (rte_eth_dev_info_get(port, &info) != 0 ||
+	    strcmp(info.driver_name, "net_af_packet") != 0)
+		return;
+	unsigned discarded = 0;
+	struct rte_mbuf *burst[32];
+	for (uint16_t q = 0; q < info.nb_rx_queues; q++) {
+		uint16_t n;
+		while ((n = rte_eth_rx_burst(port, q, burst, RTE_DIM(burst))) > 0) {
+			rte_pktmbuf_free_bulk(burst, n);
+			discarded += n;
+		}
+	}
+	if (discarded > 0)
+		fprintf(stderr, "port %u (net_af_packet): %u frame(s) queued before it started "
+			"discarded (its socket takes every interface's frames until bound)\n",
+			port, discarded);
+}
+
 int
 t4p4s_ports_init(void)
 {
@@ -282,6 +310,7 @@ t4p4s_ports_init(void)
 		}
 		/* vdevs without the notion answer -ENOTSUP: harmless */
 		rte_eth_promiscuous_enable(port);
+		discard_frames_of_other_interfaces(port);
 	}
 	return 0;
 }
