@@ -60,6 +60,7 @@ from controller.launch.power import REPO, PowerSpec
 from controller.launch.processes import (eal_leftovers, host_spec, memif_connections, nic_spec,
                                          pf_vdevs, remove_paths)
 from controller.topology import TargetConfig, Topology
+from t4p4s.stf.control import FANOUT_ATTEMPTS, fanout_group_taken
 
 MARKER_ENV = "GNBCTL_PROCESS"
 GENERATION = 1              # one process per name and run directory: its EAL prefix's
@@ -359,9 +360,20 @@ async def up(topology: Topology, out) -> dict:
         started = []
         try:
             for process in to_start:
-                _spawn(process, *command(process, topology, built))
-                started.append(process)
-                await _wait_ready(process)
+                for attempt in range(1, FANOUT_ATTEMPTS + 1):
+                    _spawn(process, *command(process, topology, built))
+                    started.append(process)
+                    try:
+                        await _wait_ready(process)
+                        break
+                    except GnbctlError:
+                        # an af_packet fanout group id another process holds:
+                        # a new process has another pid, so another group
+                        if (attempt == FANOUT_ATTEMPTS or process.popen.poll() is None
+                                or not fanout_group_taken(process.log_file.read_text(
+                                    errors="replace"))):
+                            raise
+                        started.remove(process)
         except BaseException:
             # nothing half up: what this `up` started goes (its logs stay)
             await _stop(list(reversed(started)), DEFAULT_GRACE_S)

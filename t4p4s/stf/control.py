@@ -102,6 +102,21 @@ def _control_socket_path(run_dir: Path) -> tuple[Path, Path | None]:
     return short_dir / "control.sock", short_dir
 
 
+# DPDK 22.11's net_af_packet joins each port's socket to the fanout group
+# (pid ^ ifindex) & 0xffff, and the kernel refuses (EINVAL) a group id that
+# another process's socket holds on another interface: two runtimes on
+# veths made one after the other (pids and ifindexes both close) collide
+# now and then. Another process is another pid, so another group.
+FANOUT_ATTEMPTS = 3
+FANOUT_REFUSED = "could not set PACKET_FANOUT"
+
+
+def fanout_group_taken(log: str) -> bool:
+    """Whether a runtime that exited at startup failed on a fanout group id
+    another process's af_packet socket holds (worth starting again)."""
+    return FANOUT_REFUSED in log and "Invalid argument" in log
+
+
 class RuntimeProcess:
     """A compiled executable running with a control socket. Always stop()
     it (it polls at 100% CPU); stop() is safe to call twice."""
@@ -114,15 +129,25 @@ class RuntimeProcess:
         self.control_path.unlink(missing_ok=True)
         self.argv = [str(executable), *eal_args, "--",
                      "--control", str(self.control_path), *app_args]
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(self.argv, stdout=self._log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
         self.control: ControlClient | None = None
-        try:
-            self._connect(startup_timeout)
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(1, FANOUT_ATTEMPTS + 1):
+            self._log = open(self.log_path, "wb")
+            self.process = subprocess.Popen(self.argv, stdout=self._log,
+                                            stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
+            try:
+                self._connect(startup_timeout)
+                return
+            except StfError:
+                if (attempt < FANOUT_ATTEMPTS and self.process.poll() is not None
+                        and fanout_group_taken(self.log_tail())):
+                    self._log.close()       # it exited: start another process
+                    continue
+                self.stop()
+                raise
+            except BaseException:
+                self.stop()
+                raise
 
     def _connect(self, timeout: float):
         deadline = time.monotonic() + timeout
