@@ -102,20 +102,29 @@ EXPECTED_WITHOUT_CLONE_SESSION = {
                         "by design (topology baas_clone = false); the frames are forwarded"}
 
 
+def split_runtime_drops(config, counted: dict) -> tuple[dict, dict]:
+    """The runtime's drop counts (its `stats` reply's "drops", by reason)
+    split for this target, zeros kept: ({reason: packets} that are drops,
+    not "pipeline", which drop_counter splits by reason; {reason: (packets,
+    why)} that are no drop on this target)."""
+    expected = {} if config.baas_clone else EXPECTED_WITHOUT_CLONE_SESSION
+    drops = {k: n for k, n in sorted(counted.items()) if k != _P4_COUNTED and k not in expected}
+    return drops, {k: (counted.get(k, 0), why) for k, why in expected.items()}
+
+
 async def runtime_drops(config) -> dict | None:
     """None without a control socket in the topology; else {"drops":
-    {reason: packets}} of the runtime's reasons that counted (not
-    "pipeline", which drop_counter splits by reason) and {"expected":
-    {reason: {"packets", "why"}}}: counts that are no drop on this target.
-    TargetUnreachable / GnbctlError as control_socket.request."""
+    {reason: packets}} of the runtime's reasons that counted and
+    {"expected": {reason: {"packets", "why"}}}: counts that are no drop on
+    this target (split_runtime_drops). TargetUnreachable / GnbctlError as
+    control_socket.request."""
     if config.control is None:
         return None
     counted = (await control_socket.request(config, {"cmd": "stats"}))["drops"]
-    expected = {} if config.baas_clone else EXPECTED_WITHOUT_CLONE_SESSION
-    return {"drops": {k: n for k, n in sorted(counted.items())
-                      if n and k != _P4_COUNTED and k not in expected},
-            "expected": {k: {"packets": counted[k], "why": why}
-                         for k, why in expected.items() if counted.get(k)}}
+    drops, expected = split_runtime_drops(config, counted)
+    return {"drops": {k: n for k, n in drops.items() if n},
+            "expected": {k: {"packets": n, "why": why}
+                         for k, (n, why) in expected.items() if n}}
 
 
 async def add_runtime_drops(result: dict, config) -> dict:

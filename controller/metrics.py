@@ -305,11 +305,6 @@ def _target_families(f: _Families, r: TargetReading):
                     share["percent"] / 100)
 
 
-# The runtime's drop reason that drop_counter splits by the P4 program's
-# reasons (gnb_pipeline_drops_total), left out as counters.runtime_drops does
-_P4_COUNTED_DROPS = "pipeline"
-
-
 def _control_families(f: _Families, config: TargetConfig, c: ControlReading):
     t = {"target": config.name}
     f.gauge("gnbctl_target_control_up", "1 when the target's control socket (topology key "
@@ -328,21 +323,19 @@ def _control_families(f: _Families, config: TargetConfig, c: ControlReading):
                  "packets the pipeline sent to the port that it did not send (tx ring full, "
                  "errors)")):
             f.counter(name, doc, labels, port[key])
-    # as `gnbctl counters` splits them: on a target without a BaaS clone
-    # session, clone_no_session is by design, not a drop
-    expected = {} if config.baas_clone else counters.EXPECTED_WITHOUT_CLONE_SESSION
-    for reason, n in sorted(c.stats["drops"].items()):
-        if reason == _P4_COUNTED_DROPS:
-            continue
-        if reason in expected:
-            f.counter("gnb_runtime_expected_drops_total", "what the runtime counts as a drop "
-                      "but this target does by design (clone_no_session without a BaaS "
-                      "clone session: the frame is forwarded, no copy made); not a drop",
-                      {**t, "reason": reason}, n)
-        else:
-            f.counter("gnb_runtime_drops_total", "packets the runtime dropped, by reason "
-                      "(not the P4 program's: gnb_pipeline_drops_total)",
-                      {**t, "reason": reason}, n)
+    # as `gnbctl counters` splits them, zeros kept (a series exists from
+    # the start): on a target without a BaaS clone session,
+    # clone_no_session is by design, not a drop
+    drops, expected = counters.split_runtime_drops(config, c.stats["drops"])
+    for reason, n in drops.items():
+        f.counter("gnb_runtime_drops_total", "packets the runtime dropped, by reason "
+                  "(not the P4 program's: gnb_pipeline_drops_total)",
+                  {**t, "reason": reason}, n)
+    for reason, (n, _why) in expected.items():
+        f.counter("gnb_runtime_expected_drops_total", "what the runtime counts as a drop "
+                  "but this target does by design (clone_no_session without a BaaS "
+                  "clone session: the frame is forwarded, no copy made); not a drop",
+                  {**t, "reason": reason}, n)
     for error, n in sorted(c.stats["parser_errors"].items()):
         f.counter("gnb_parser_errors_total", "packets whose parsing ended in this P4 error",
                   {**t, "error": error}, n)
